@@ -1,0 +1,505 @@
+/* nats_lens.c: the collectd glue of the nats_lens plugin.
+ *
+ * One nl_instance per <Instance> block, each registered as a complex read
+ * callback. A read polls JetStream (nl_poll over nl_transport), passes the
+ * snapshots through the engine (history and detectors), and dispatches
+ * values and state-change notifications. All logic lives in the nl_* core;
+ * this file only translates between it and collectd. */
+#include "collectd.h"
+
+#include "plugin.h"
+#include "utils/common/common.h"
+#include "utils_complain.h"
+
+#include "nl_engine.h"
+#include "nl_names.h"
+#include "nl_poll.h"
+#include "nl_transport.h"
+
+#define PLUGIN_NAME "nats_lens"
+#define LOG_PREFIX PLUGIN_NAME " plugin: "
+
+typedef struct {
+  char *name;
+  char **urls;
+  size_t n_urls;
+  char **include;
+  size_t n_include;
+  char **exclude;
+  size_t n_exclude;
+  double timeout_s;
+  cdtime_t interval;
+  char *user;
+  char *password;
+  char *token;
+  char *credentials;
+  char *nkey_seed;
+  char *tls_ca;
+  char *tls_cert;
+  char *tls_key;
+  nl_detect_params params;
+
+  nl_transport *transport;
+  nl_engine *engine;
+  c_complain_t poll_complaint;
+  c_complain_t connect_complaint;
+  bool poll_failing; /* A FAILURE notification for the poll is out. */
+  uint64_t api_requests;
+  uint64_t api_errors;
+} nl_instance;
+
+/* Appends a copy of the string option in ci to the list. */
+static int config_append(oconfig_item_t *ci, char ***list, size_t *n) {
+  char *s = NULL;
+  if (cf_util_get_string(ci, &s) != 0)
+    return -1;
+  char **l = realloc(*list, (*n + 1) * sizeof(*l));
+  if (l == NULL) {
+    free(s);
+    return -1;
+  }
+  l[(*n)++] = s;
+  *list = l;
+  return 0;
+}
+
+static void free_list(char **list, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free(list[i]);
+  free(list);
+}
+
+static void instance_free(void *arg) {
+  nl_instance *inst = arg;
+  if (inst == NULL)
+    return;
+  nl_engine_free(inst->engine);
+  nl_transport_free(inst->transport);
+  free(inst->name);
+  free_list(inst->urls, inst->n_urls);
+  free_list(inst->include, inst->n_include);
+  free_list(inst->exclude, inst->n_exclude);
+  free(inst->user);
+  free(inst->password);
+  free(inst->token);
+  free(inst->credentials);
+  free(inst->nkey_seed);
+  free(inst->tls_ca);
+  free(inst->tls_cert);
+  free(inst->tls_key);
+  free(inst);
+}
+
+/* Reads a positive whole number option into *out. */
+static int config_unsigned(oconfig_item_t *ci, const char *inst,
+                           unsigned *out) {
+  int v = 0;
+  if (cf_util_get_int(ci, &v) != 0 || v < 1) {
+    ERROR(LOG_PREFIX "Instance \"%s\": option %s needs a whole number of at "
+                     "least 1.",
+          inst, ci->key);
+    return -1;
+  }
+  *out = (unsigned)v;
+  return 0;
+}
+
+/* Reads a positive number option into *out. */
+static int config_positive(oconfig_item_t *ci, const char *inst, double *out) {
+  double v = 0;
+  if (cf_util_get_double(ci, &v) != 0 || !(v > 0)) {
+    ERROR(LOG_PREFIX "Instance \"%s\": option %s needs a number greater than "
+                     "0.",
+          inst, ci->key);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
+/* Checks one URL for a scheme cnats accepts. */
+static int check_url(const char *inst, const char *url) {
+  static const char *const schemes[] = {"nats://", "tls://", "ws://", "wss://"};
+  for (size_t i = 0; i < STATIC_ARRAY_SIZE(schemes); i++)
+    if (strncmp(url, schemes[i], strlen(schemes[i])) == 0 &&
+        url[strlen(schemes[i])] != '\0')
+      return 0;
+  ERROR(LOG_PREFIX "Instance \"%s\": option URL \"%s\" is not a NATS URL "
+                   "(nats://host:port or tls://host:port).",
+        inst, url);
+  return -1;
+}
+
+/* Parses the options of one Instance block into inst. */
+static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
+  int status = 0;
+  for (int i = 0; i < ci->children_num && status == 0; i++) {
+    oconfig_item_t *child = ci->children + i;
+    const char *key = child->key;
+    if (strcasecmp("URL", key) == 0) {
+      status = config_append(child, &inst->urls, &inst->n_urls);
+      if (status == 0)
+        status = check_url(inst->name, inst->urls[inst->n_urls - 1]);
+    } else if (strcasecmp("Stream", key) == 0)
+      status = config_append(child, &inst->include, &inst->n_include);
+    else if (strcasecmp("ExcludeStream", key) == 0)
+      status = config_append(child, &inst->exclude, &inst->n_exclude);
+    else if (strcasecmp("Timeout", key) == 0)
+      status = config_positive(child, inst->name, &inst->timeout_s);
+    else if (strcasecmp("Interval", key) == 0)
+      status = cf_util_get_cdtime(child, &inst->interval);
+    else if (strcasecmp("User", key) == 0)
+      status = cf_util_get_string(child, &inst->user);
+    else if (strcasecmp("Password", key) == 0)
+      status = cf_util_get_string(child, &inst->password);
+    else if (strcasecmp("Token", key) == 0)
+      status = cf_util_get_string(child, &inst->token);
+    else if (strcasecmp("Credentials", key) == 0)
+      status = cf_util_get_string(child, &inst->credentials);
+    else if (strcasecmp("NKeySeed", key) == 0)
+      status = cf_util_get_string(child, &inst->nkey_seed);
+    else if (strcasecmp("TLSCA", key) == 0)
+      status = cf_util_get_string(child, &inst->tls_ca);
+    else if (strcasecmp("TLSCert", key) == 0)
+      status = cf_util_get_string(child, &inst->tls_cert);
+    else if (strcasecmp("TLSKey", key) == 0)
+      status = cf_util_get_string(child, &inst->tls_key);
+    else if (strcasecmp("AckWaitMinIntervals", key) == 0)
+      status = config_unsigned(child, inst->name,
+                               &inst->params.ack_wait_min_intervals);
+    else if (strcasecmp("AckWaitMinRedeliveries", key) == 0)
+      status = config_unsigned(child, inst->name,
+                               &inst->params.ack_wait_min_redeliveries);
+    else if (strcasecmp("NakStormMinRedeliveries", key) == 0)
+      status = config_unsigned(child, inst->name,
+                               &inst->params.nak_storm_min_redeliveries);
+    else if (strcasecmp("NakStormIntervals", key) == 0)
+      status =
+          config_unsigned(child, inst->name, &inst->params.nak_storm_intervals);
+    else if (strcasecmp("MissingProgressFactor", key) == 0)
+      status = config_positive(child, inst->name,
+                               &inst->params.missing_progress_factor);
+    else
+      WARNING(LOG_PREFIX "Instance \"%s\": unknown option \"%s\" ignored.",
+              inst->name, key);
+    if (status != 0)
+      ERROR(LOG_PREFIX "Instance \"%s\": option \"%s\" is invalid.", inst->name,
+            key);
+  }
+  return status;
+}
+
+static int nl_read(user_data_t *ud);
+
+/* Parses one Instance block and registers its read callback. */
+static int config_instance(oconfig_item_t *ci) {
+  nl_instance *inst = calloc(1, sizeof(*inst));
+  if (inst == NULL)
+    return -1;
+  nl_detect_params_default(&inst->params);
+  inst->timeout_s = 2.0;
+  C_COMPLAIN_INIT(&inst->poll_complaint);
+  C_COMPLAIN_INIT(&inst->connect_complaint);
+  if (cf_util_get_string(ci, &inst->name) != 0) {
+    ERROR(LOG_PREFIX "an Instance block needs exactly one name, as in "
+                     "<Instance \"local\">.");
+    instance_free(inst);
+    return -1;
+  }
+  if (inst->name[0] == '\0' || strchr(inst->name, '/') != NULL ||
+      strlen(inst->name) > 63) {
+    ERROR(LOG_PREFIX "Instance \"%s\": the name must be 1 to 63 characters "
+                     "without '/'.",
+          inst->name);
+    instance_free(inst);
+    return -1;
+  }
+  if (config_instance_options(ci, inst) != 0) {
+    instance_free(inst);
+    return -1;
+  }
+  if (inst->n_urls == 0) {
+    ERROR(LOG_PREFIX "Instance \"%s\": option URL is missing (for example "
+                     "URL \"nats://127.0.0.1:4222\").",
+          inst->name);
+    instance_free(inst);
+    return -1;
+  }
+  if ((inst->tls_cert == NULL) != (inst->tls_key == NULL)) {
+    ERROR(LOG_PREFIX "Instance \"%s\": options TLSCert and TLSKey go "
+                     "together.",
+          inst->name);
+    instance_free(inst);
+    return -1;
+  }
+  nl_transport_config tc = {
+      .urls = (const char *const *)inst->urls,
+      .n_urls = inst->n_urls,
+      .timeout_ms = (int64_t)(inst->timeout_s * 1000.0),
+      .name = "nats-lens collectd",
+      .user = inst->user,
+      .password = inst->password,
+      .token = inst->token,
+      .credentials_file = inst->credentials,
+      .nkey_seed_file = inst->nkey_seed,
+      .tls_ca_file = inst->tls_ca,
+      .tls_cert_file = inst->tls_cert,
+      .tls_key_file = inst->tls_key,
+  };
+  char err[512];
+  if (nl_transport_create(&tc, &inst->transport, err, sizeof(err)) != 0) {
+    ERROR(LOG_PREFIX "Instance \"%s\": %s.", inst->name, err);
+    instance_free(inst);
+    return -1;
+  }
+  inst->engine = nl_engine_create(&inst->params);
+  if (inst->engine == NULL) {
+    ERROR(LOG_PREFIX "Instance \"%s\": out of memory.", inst->name);
+    instance_free(inst);
+    return -1;
+  }
+  char cb_name[DATA_MAX_NAME_LEN];
+  snprintf(cb_name, sizeof(cb_name), PLUGIN_NAME "/%s", inst->name);
+  return plugin_register_complex_read(
+      NULL, cb_name, nl_read, inst->interval,
+      &(user_data_t){.data = inst, .free_func = instance_free});
+}
+
+static int nl_config(oconfig_item_t *ci) {
+  int status = 0;
+  for (int i = 0; i < ci->children_num; i++) {
+    oconfig_item_t *child = ci->children + i;
+    if (strcasecmp("Instance", child->key) == 0) {
+      if (config_instance(child) != 0)
+        status = -1;
+    } else {
+      WARNING(LOG_PREFIX "unknown option \"%s\" ignored (options go inside "
+                         "an <Instance> block).",
+              child->key);
+    }
+  }
+  return status;
+}
+
+/* Context of one read, handed to the engine's sink. */
+typedef struct {
+  nl_instance *inst;
+  cdtime_t time;
+} read_ctx;
+
+/* Builds the plugin_instance "<instance>-<stream>". */
+static void stream_plugin_instance(const nl_instance *inst, const char *stream,
+                                   char *out, size_t len) {
+  char joined[2 * NL_NAME_MAX];
+  snprintf(joined, sizeof(joined), "%s-%s", inst->name, stream);
+  nl_name_fit(joined, out, len);
+}
+
+static void submit(const read_ctx *rc, const char *plugin_instance,
+                   const char *type, const char *type_instance, value_t v) {
+  value_list_t vl = VALUE_LIST_INIT;
+  vl.values = &v;
+  vl.values_len = 1;
+  vl.time = rc->time;
+  sstrncpy(vl.plugin, PLUGIN_NAME, sizeof(vl.plugin));
+  sstrncpy(vl.plugin_instance, plugin_instance, sizeof(vl.plugin_instance));
+  sstrncpy(vl.type, type, sizeof(vl.type));
+  if (type_instance != NULL)
+    sstrncpy(vl.type_instance, type_instance, sizeof(vl.type_instance));
+  plugin_dispatch_values(&vl);
+}
+
+static void submit_gauge(const read_ctx *rc, const char *pi, const char *type,
+                         const char *ti, double v) {
+  submit(rc, pi, type, ti, (value_t){.gauge = v});
+}
+
+static void submit_derive(const read_ctx *rc, const char *pi, const char *type,
+                          const char *ti, uint64_t v) {
+  submit(rc, pi, type, ti, (value_t){.derive = (derive_t)v});
+}
+
+static void sink_consumer(void *ud, const nl_consumer_snap *c,
+                          const nl_stream_snap *s,
+                          const nl_consumer_state *st) {
+  const read_ctx *rc = ud;
+  char pi[DATA_MAX_NAME_LEN], ti[DATA_MAX_NAME_LEN];
+  stream_plugin_instance(rc->inst, s->name, pi, sizeof(pi));
+  nl_name_fit(c->name, ti, sizeof(ti));
+  submit_gauge(rc, pi, "nats_lens_num_pending", ti, (double)c->num_pending);
+  submit_gauge(rc, pi, "nats_lens_num_ack_pending", ti,
+               (double)c->num_ack_pending);
+  submit_gauge(rc, pi, "nats_lens_num_redelivered", ti,
+               (double)c->num_redelivered);
+  submit_gauge(rc, pi, "nats_lens_num_waiting", ti, (double)c->num_waiting);
+  submit_gauge(rc, pi, "nats_lens_ack_pending_ratio", ti,
+               c->max_ack_pending > 0
+                   ? (double)c->num_ack_pending / (double)c->max_ack_pending
+                   : NAN);
+  submit_derive(rc, pi, "nats_lens_delivered", ti, c->delivered_consumer_seq);
+  submit_derive(rc, pi, "nats_lens_redelivered", ti, st->redelivered_total);
+  submit_derive(rc, pi, "nats_lens_lost", ti, st->lost_total);
+  for (int cls = 0; cls < NL_CLASS_COUNT; cls++) {
+    char type[DATA_MAX_NAME_LEN];
+    snprintf(type, sizeof(type), "nats_lens_%s", nl_class_type_suffix(cls));
+    submit_gauge(rc, pi, type, ti, st->active[cls] ? 1.0 : 0.0);
+  }
+}
+
+static void sink_stream(void *ud, const nl_stream_snap *s,
+                        uint64_t lost_total) {
+  const read_ctx *rc = ud;
+  char pi[DATA_MAX_NAME_LEN];
+  stream_plugin_instance(rc->inst, s->name, pi, sizeof(pi));
+  submit_gauge(rc, pi, "count", "messages", (double)s->msgs);
+  submit_gauge(rc, pi, "bytes", NULL, (double)s->bytes);
+  submit_gauge(rc, pi, "count", "consumers", (double)s->consumer_count);
+  submit_gauge(rc, pi, "nats_lens_seq", "first", (double)s->first_seq);
+  submit_gauge(rc, pi, "nats_lens_seq", "last", (double)s->last_seq);
+  submit_derive(rc, pi, "nats_lens_lost", NULL, lost_total);
+}
+
+/* Dispatches a notification; meta (may be NULL) is freed afterwards. */
+static void notify(const read_ctx *rc, int severity, const char *pi,
+                   const char *type_instance, const char *message,
+                   notification_t *n) {
+  n->severity = severity;
+  n->time = rc->time;
+  sstrncpy(n->host, hostname_g, sizeof(n->host));
+  sstrncpy(n->plugin, PLUGIN_NAME, sizeof(n->plugin));
+  sstrncpy(n->plugin_instance, pi, sizeof(n->plugin_instance));
+  sstrncpy(n->type_instance, type_instance, sizeof(n->type_instance));
+  sstrncpy(n->message, message, sizeof(n->message));
+  plugin_dispatch_notification(n);
+  if (n->meta != NULL)
+    plugin_notification_meta_free(n->meta);
+  n->meta = NULL;
+}
+
+static void sink_transition(void *ud, const char *stream, const char *consumer,
+                            const nl_finding *f, bool active,
+                            const char *reason) {
+  const read_ctx *rc = ud;
+  char pi[DATA_MAX_NAME_LEN], evidence[NL_TEXT_MAX], msg[NOTIF_MAX_MSG_LEN];
+  stream_plugin_instance(rc->inst, stream, pi, sizeof(pi));
+  nl_finding_format_evidence(f, evidence, sizeof(evidence));
+  if (active)
+    snprintf(msg, sizeof(msg), "%s %s/%s: %s; fix: %s", nl_class_name(f->cls),
+             stream, consumer, evidence, f->fix_command);
+  else
+    snprintf(msg, sizeof(msg), "%s %s/%s cleared%s%s", nl_class_name(f->cls),
+             stream, consumer, reason ? ": " : "", reason ? reason : "");
+  notification_t n = {0};
+  plugin_notification_meta_add_string(&n, "instance", rc->inst->name);
+  plugin_notification_meta_add_string(&n, "class", nl_class_name(f->cls));
+  plugin_notification_meta_add_string(&n, "severity",
+                                      nl_severity_name(f->severity));
+  plugin_notification_meta_add_string(&n, "stream", stream);
+  plugin_notification_meta_add_string(&n, "consumer", consumer);
+  plugin_notification_meta_add_string(&n, "state",
+                                      active ? "firing" : "resolved");
+  plugin_notification_meta_add_string(&n, "description", f->description);
+  plugin_notification_meta_add_string(&n, "fix_command", f->fix_command);
+  plugin_notification_meta_add_string(&n, "recommendation", f->recommendation);
+  for (int i = 0; i < f->n_evidence; i++)
+    plugin_notification_meta_add_double(&n, f->evidence[i].name,
+                                        f->evidence[i].value);
+  int severity = !active                               ? NOTIF_OKAY
+                 : f->severity == NL_SEVERITY_CRITICAL ? NOTIF_FAILURE
+                                                       : NOTIF_WARNING;
+  notify(rc, severity, pi, nl_class_name(f->cls), msg, &n);
+}
+
+/* Reports a poll failure once when it starts and NOTIF_OKAY once it ends. */
+static void poll_state(const read_ctx *rc, bool failing, const char *why) {
+  nl_instance *inst = rc->inst;
+  if (failing == inst->poll_failing)
+    return;
+  inst->poll_failing = failing;
+  char msg[NOTIF_MAX_MSG_LEN];
+  if (failing)
+    snprintf(msg, sizeof(msg), "POLL_FAILED instance %s: %s", inst->name, why);
+  else
+    snprintf(msg, sizeof(msg), "POLL_FAILED instance %s: polling works again",
+             inst->name);
+  notification_t n = {0};
+  plugin_notification_meta_add_string(&n, "instance", inst->name);
+  notify(rc, failing ? NOTIF_FAILURE : NOTIF_OKAY, inst->name, "poll", msg, &n);
+}
+
+static void submit_instance(const read_ctx *rc, double duration,
+                            size_t consumers, size_t unobservable,
+                            size_t streams, bool connected) {
+  const char *pi = rc->inst->name;
+  submit_gauge(rc, pi, "duration", "poll", duration);
+  submit_derive(rc, pi, "derive", "api_requests", rc->inst->api_requests);
+  submit_derive(rc, pi, "errors", "api", rc->inst->api_errors);
+  submit_gauge(rc, pi, "count", "consumers", (double)consumers);
+  submit_gauge(rc, pi, "count", "unobservable", (double)unobservable);
+  submit_gauge(rc, pi, "count", "streams", (double)streams);
+  submit_gauge(rc, pi, "gauge", "connected", connected ? 1.0 : 0.0);
+}
+
+static int nl_read(user_data_t *ud) {
+  nl_instance *inst = ud->data;
+  read_ctx rc = {inst, cdtime()};
+  char err[512];
+  if (nl_transport_connect(inst->transport, err, sizeof(err)) != 0) {
+    c_complain(LOG_ERR, &inst->connect_complaint,
+               LOG_PREFIX "Instance \"%s\": cannot reach NATS: %s.", inst->name,
+               err);
+    inst->api_errors++;
+    poll_state(&rc, true, "not connected");
+    submit_instance(&rc, CDTIME_T_TO_DOUBLE(cdtime() - rc.time), 0, 0, 0,
+                    false);
+    return -1;
+  }
+  if (c_would_release(&inst->connect_complaint))
+    c_release(LOG_INFO, &inst->connect_complaint,
+              LOG_PREFIX "Instance \"%s\": connected to NATS.", inst->name);
+
+  nl_poll_config pc = {
+      .include = inst->include,
+      .n_include = inst->n_include,
+      .exclude = inst->exclude,
+      .n_exclude = inst->n_exclude,
+      .budget_ns = (int64_t)CDTIME_T_TO_NS(plugin_get_interval()),
+  };
+  nl_snapshot_set set = {0};
+  nl_poll_stats stats;
+  int status =
+      nl_poll_run(&pc, nl_transport_request, inst->transport, &set, &stats);
+  inst->api_requests += stats.requests;
+  inst->api_errors += stats.errors;
+  if (status != 0) {
+    c_complain(LOG_ERR, &inst->poll_complaint,
+               LOG_PREFIX "Instance \"%s\": poll failed: %s.", inst->name,
+               stats.first_error);
+    poll_state(&rc, true, stats.first_error);
+    submit_instance(&rc, CDTIME_T_TO_DOUBLE(cdtime() - rc.time), 0, 0, 0,
+                    nl_transport_connected(inst->transport));
+    nl_snapshot_set_clear(&set);
+    return -1;
+  }
+  if (stats.errors > 0)
+    c_complain(LOG_WARNING, &inst->poll_complaint,
+               LOG_PREFIX "Instance \"%s\": %" PRIu64 " stream(s) not fully "
+                          "read: %s.",
+               inst->name, stats.streams_incomplete, stats.first_error);
+  else
+    c_release(LOG_INFO, &inst->poll_complaint,
+              LOG_PREFIX "Instance \"%s\": polls succeed again.", inst->name);
+  poll_state(&rc, false, NULL);
+
+  nl_engine_sink sink = {sink_consumer, sink_stream, sink_transition};
+  size_t kept = nl_engine_apply(inst->engine, &set,
+                                (int64_t)CDTIME_T_TO_NS(rc.time), &sink, &rc);
+  submit_instance(&rc, CDTIME_T_TO_DOUBLE(cdtime() - rc.time), set.n_consumers,
+                  set.unobservable + kept, set.n_streams, true);
+  nl_snapshot_set_clear(&set);
+  return 0;
+}
+
+void module_register(void) {
+  plugin_register_complex_config(PLUGIN_NAME, nl_config);
+}

@@ -1,0 +1,372 @@
+/* nl_detect.c: the five delivery-violation detectors (see
+ * docs/detectors.md for each predicate and why it holds). */
+#include "nl_detect.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void nl_detect_params_default(nl_detect_params *p) {
+  p->ack_wait_min_intervals = 2;
+  p->ack_wait_min_redeliveries = 2;
+  p->nak_storm_min_redeliveries = 3;
+  p->nak_storm_intervals = 2;
+  p->missing_progress_factor = 2.0;
+}
+
+static double seconds(int64_t ns) { return (double)ns / 1e9; }
+
+/* Writes name into buf as one shell word: unchanged when it holds only
+ * characters that need no quoting, else in single quotes. */
+static const char *shell_word(const char *name, char *buf, size_t len) {
+  bool plain = name[0] != '\0';
+  for (const char *p = name; *p && plain; p++)
+    plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+            (*p >= '0' && *p <= '9') || *p == '_' || *p == '-';
+  if (plain) {
+    snprintf(buf, len, "%s", name);
+    return buf;
+  }
+  size_t o = 0;
+  if (len < 3) {
+    if (len)
+      buf[0] = '\0';
+    return buf;
+  }
+  buf[o++] = '\'';
+  for (const char *p = name; *p && o + 5 < len; p++) {
+    if (*p == '\'') {
+      memcpy(buf + o, "'\\''", 4);
+      o += 4;
+    } else {
+      buf[o++] = *p;
+    }
+  }
+  buf[o++] = '\'';
+  buf[o] = '\0';
+  return buf;
+}
+
+/* Fills the shell-quoted stream and consumer names. */
+typedef struct {
+  char stream[2 * NL_NAME_MAX / 4];
+  char consumer[2 * NL_NAME_MAX / 4];
+} names_t;
+
+static void quote_names(const nl_consumer_snap *c, names_t *n) {
+  shell_word(c->stream, n->stream, sizeof(n->stream));
+  shell_word(c->name, n->consumer, sizeof(n->consumer));
+}
+
+static void finding_init(nl_finding *f, nl_class cls) {
+  memset(f, 0, sizeof(*f));
+  f->cls = cls;
+  f->severity = nl_class_severity(cls);
+}
+
+/* Recommended ack_wait in whole seconds: 1.5 times the longest time a
+ * message was seen outstanding, and at least twice the current ack_wait. */
+static double recommend_ack_wait_s(const nl_consumer_state *st,
+                                   const nl_consumer_snap *c) {
+  double longest = seconds(st->longest_pin_ns);
+  double rec = ceil(1.5 * longest);
+  double twice = ceil(2.0 * seconds(c->ack_wait_ns));
+  return rec > twice ? rec : twice;
+}
+
+/* NAK_STORM: in each of the last n intervals, more redeliveries than
+ * ack_wait expiry can explain, at least the minimum, and the floor standing.
+ */
+static bool detect_nak_storm(const nl_consumer_state *st,
+                             const nl_consumer_snap *c,
+                             const nl_detect_params *p, nl_finding *f) {
+  unsigned n = p->nak_storm_intervals ? p->nak_storm_intervals : 1;
+  if (c->ack_policy == NL_ACK_NONE || st->count < n + 1)
+    return false;
+  uint64_t sum = 0;
+  for (unsigned k = 0; k < n; k++) {
+    const nl_sample *s = nl_state_sample(st, k);
+    if (!s->beyond_expiry || s->floor_moved ||
+        s->redeliveries < p->nak_storm_min_redeliveries)
+      return false;
+    sum += s->redeliveries;
+  }
+  const nl_sample *s0 = nl_state_sample(st, 0);
+  const nl_sample *sn = nl_state_sample(st, n);
+  double dt = seconds(s0->t_ns - sn->t_ns);
+  double delay = seconds(nl_consumer_redelivery_delay_ns(c));
+  finding_init(f, NL_NAK_STORM);
+  nl_finding_add(f, "redeliveries", (double)sum);
+  nl_finding_add(f, "redeliveries_per_s", dt > 0 ? (double)sum / dt : 0);
+  nl_finding_add(f, "window_s", dt);
+  nl_finding_add(f, "expiry_bound_per_s",
+                 delay > 0 ? (double)c->num_ack_pending / delay : 0);
+  nl_finding_add(f, "num_ack_pending", (double)c->num_ack_pending);
+  nl_finding_add(f, "ack_floor_stream_seq", (double)c->ack_floor_stream_seq);
+  nl_finding_add(f, "redelivery_delay_s", delay);
+  nl_finding_add(f, "max_deliver", (double)c->max_deliver);
+  double rec =
+      c->max_deliver > 0 && c->max_deliver <= 10 ? (double)c->max_deliver : 5;
+  nl_finding_add(f, "recommended_max_deliver", rec);
+  snprintf(
+      f->description, sizeof(f->description),
+      "%.1f redeliveries/s over %.0f s while the ack floor stays at %" PRIu64
+      "; ack_wait expiry of %" PRIu64
+      " outstanding messages explains at most %.2f/s, so messages are "
+      "NAKed and redelivered in a loop without progress",
+      dt > 0 ? (double)sum / dt : 0, dt, c->ack_floor_stream_seq,
+      c->num_ack_pending, delay > 0 ? (double)c->num_ack_pending / delay : 0);
+  names_t q;
+  quote_names(c, &q);
+  snprintf(f->fix_command, sizeof(f->fix_command),
+           "nats consumer edit %s %s --max-deliver %.0f", q.stream, q.consumer,
+           rec);
+  snprintf(f->recommendation, sizeof(f->recommendation),
+           "bound the loop with max_deliver %.0f (%s) and NAK with a delay "
+           "(or terminate poison messages) so one bad message cannot cycle",
+           rec,
+           c->max_deliver > 0 ? "kept from the current setting"
+                              : "max_deliver is unlimited now");
+  return true;
+}
+
+/* Counts expiry-driven redeliveries in the window. */
+static void expiry_window(const nl_consumer_state *st, int64_t now_ns,
+                          int64_t window_ns, unsigned *intervals,
+                          uint64_t *redeliveries) {
+  *intervals = 0;
+  *redeliveries = 0;
+  for (unsigned k = 0;; k++) {
+    const nl_redelivery_event *e = nl_state_event(st, k);
+    if (e == NULL || now_ns - e->t_ns > window_ns)
+      break;
+    if (e->beyond_expiry)
+      continue;
+    (*intervals)++;
+    *redeliveries += e->redeliveries;
+  }
+}
+
+/* MISSING_PROGRESS: one message outstanding across ack_wait expiries
+ * (floor standing at least factor x delay, with redeliveries) while later
+ * messages are acked. */
+static bool detect_missing_progress(const nl_consumer_state *st,
+                                    const nl_consumer_snap *c,
+                                    const nl_detect_params *p, nl_finding *f) {
+  const nl_sample *s0 = nl_state_sample(st, 0);
+  int64_t delay = nl_consumer_redelivery_delay_ns(c);
+  if (c->ack_policy == NL_ACK_NONE || s0 == NULL || delay <= 0 ||
+      c->num_ack_pending == 0)
+    return false;
+  int64_t pinned = s0->t_ns - st->floor_since_ns;
+  if ((double)pinned < p->missing_progress_factor * (double)delay ||
+      !st->acked_since_floor || st->redelivered_since_floor == 0)
+    return false;
+  double rec = recommend_ack_wait_s(st, c);
+  finding_init(f, NL_MISSING_PROGRESS);
+  nl_finding_add(f, "stuck_stream_seq", (double)c->ack_floor_stream_seq + 1);
+  nl_finding_add(f, "outstanding_s", seconds(pinned));
+  nl_finding_add(f, "ack_wait_s", seconds(c->ack_wait_ns));
+  nl_finding_add(f, "redeliveries_while_stuck",
+                 (double)st->redelivered_since_floor);
+  nl_finding_add(f, "num_ack_pending", (double)c->num_ack_pending);
+  nl_finding_add(f, "num_redelivered", (double)c->num_redelivered);
+  nl_finding_add(f, "recommended_ack_wait_s", rec);
+  snprintf(f->description, sizeof(f->description),
+           "stream sequence %" PRIu64 " has been outstanding for %.0f s (%.1fx "
+           "ack_wait %.0f s) and was redelivered %" PRIu64
+           " times while later messages were acked: a long task is running "
+           "without in-progress acks, so it executes again in parallel",
+           c->ack_floor_stream_seq + 1, seconds(pinned),
+           (double)pinned / (double)delay, seconds(c->ack_wait_ns),
+           st->redelivered_since_floor);
+  names_t q;
+  quote_names(c, &q);
+  snprintf(f->fix_command, sizeof(f->fix_command),
+           "nats consumer edit %s %s --wait %.0fs", q.stream, q.consumer, rec);
+  snprintf(f->recommendation, sizeof(f->recommendation),
+           "send in-progress acks (+WPI, msg.InProgress()) at least every "
+           "%.0f s from long tasks; or raise ack_wait to %.0f s (1.5x the "
+           "longest time a message was seen outstanding, at least 2x the "
+           "current ack_wait)",
+           seconds(c->ack_wait_ns) / 2, rec);
+  return true;
+}
+
+/* ACK_WAIT_VIOLATION: expiry-driven redeliveries in several intervals of the
+ * window while acks keep arriving (the consumer is alive). */
+static bool detect_ack_wait(const nl_consumer_state *st,
+                            const nl_consumer_snap *c,
+                            const nl_detect_params *p, nl_finding *f) {
+  const nl_sample *s0 = nl_state_sample(st, 0);
+  const nl_sample *s1 = nl_state_sample(st, 1);
+  int64_t delay = nl_consumer_redelivery_delay_ns(c);
+  if (c->ack_policy == NL_ACK_NONE || s1 == NULL || delay <= 0)
+    return false;
+  int64_t dt = s0->t_ns - s1->t_ns;
+  int64_t window = 3 * dt > 2 * delay + dt ? 3 * dt : 2 * delay + dt;
+  unsigned intervals;
+  uint64_t redeliveries;
+  expiry_window(st, s0->t_ns, window, &intervals, &redeliveries);
+  bool alive =
+      st->last_ack_change_ns > 0 && s0->t_ns - st->last_ack_change_ns <= window;
+  if (intervals < p->ack_wait_min_intervals ||
+      redeliveries < p->ack_wait_min_redeliveries || !alive)
+    return false;
+  double rec = recommend_ack_wait_s(st, c);
+  finding_init(f, NL_ACK_WAIT_VIOLATION);
+  nl_finding_add(f, "redeliveries", (double)redeliveries);
+  nl_finding_add(f, "intervals_with_redeliveries", (double)intervals);
+  nl_finding_add(f, "window_s", seconds(window));
+  nl_finding_add(f, "ack_wait_s", seconds(c->ack_wait_ns));
+  nl_finding_add(f, "num_ack_pending", (double)c->num_ack_pending);
+  nl_finding_add(f, "num_redelivered", (double)c->num_redelivered);
+  nl_finding_add(f, "longest_outstanding_s", seconds(st->longest_pin_ns));
+  nl_finding_add(f, "recommended_ack_wait_s", rec);
+  snprintf(f->description, sizeof(f->description),
+           "%" PRIu64 " redeliveries by ack_wait expiry in %u polls within "
+           "%.0f s while the consumer keeps acking: processing takes longer "
+           "than ack_wait %.1f s, so messages still being worked on are "
+           "delivered again (duplicate execution)",
+           redeliveries, intervals, seconds(window), seconds(c->ack_wait_ns));
+  names_t q;
+  quote_names(c, &q);
+  snprintf(f->fix_command, sizeof(f->fix_command),
+           "nats consumer edit %s %s --wait %.0fs", q.stream, q.consumer, rec);
+  snprintf(f->recommendation, sizeof(f->recommendation),
+           "ack_wait %.0f s: 1.5x the longest time a message was seen "
+           "outstanding (%.1f s), at least 2x the current ack_wait; for push "
+           "consumers also lower max_ack_pending so messages do not wait in "
+           "the client's buffer",
+           rec, seconds(st->longest_pin_ns));
+  return true;
+}
+
+/* Writes the stream-limit part of a SEQUENCE_GAP fix into f. */
+static void gap_fix(const nl_consumer_snap *c, const nl_stream_snap *s,
+                    uint64_t lost_total, nl_finding *f) {
+  names_t q;
+  quote_names(c, &q);
+  if (s->max_msgs > 0 && s->msgs * 10 >= (uint64_t)s->max_msgs * 9) {
+    uint64_t rec = (uint64_t)s->max_msgs + lost_total + c->num_pending;
+    if (rec < 2 * (uint64_t)s->max_msgs)
+      rec = 2 * (uint64_t)s->max_msgs;
+    snprintf(f->fix_command, sizeof(f->fix_command),
+             "nats stream edit %s --max-msgs %" PRIu64, q.stream, rec);
+    snprintf(f->recommendation, sizeof(f->recommendation),
+             "max_msgs %" PRIu64 ": the current limit %" PRId64
+             " plus the consumer's backlog and the messages lost, at least "
+             "double; or scale the consumer so it keeps up",
+             rec, s->max_msgs);
+  } else if (s->max_bytes > 0 && s->bytes * 10 >= (uint64_t)s->max_bytes * 9) {
+    snprintf(f->fix_command, sizeof(f->fix_command),
+             "nats stream edit %s --max-bytes %" PRId64, q.stream,
+             2 * s->max_bytes);
+    snprintf(f->recommendation, sizeof(f->recommendation),
+             "max_bytes %" PRId64 " (double the limit that evicted unread "
+             "messages); or scale the consumer so it keeps up",
+             2 * s->max_bytes);
+  } else if (s->max_age_ns > 0) {
+    snprintf(f->fix_command, sizeof(f->fix_command),
+             "nats stream edit %s --max-age %.0fs", q.stream,
+             2 * seconds(s->max_age_ns));
+    snprintf(f->recommendation, sizeof(f->recommendation),
+             "max_age %.0f s (double the age limit that evicted unread "
+             "messages); or scale the consumer so it keeps up",
+             2 * seconds(s->max_age_ns));
+  } else {
+    snprintf(f->fix_command, sizeof(f->fix_command), "nats stream info %s",
+             q.stream);
+    snprintf(f->recommendation, sizeof(f->recommendation),
+             "no stream limit explains the removal: look for purges or "
+             "message deletes while the consumer was behind");
+  }
+}
+
+/* SEQUENCE_GAP: messages removed from the stream before this consumer
+ * received them (counted by nl_history). */
+static bool detect_sequence_gap(const nl_consumer_state *st,
+                                const nl_consumer_snap *c,
+                                const nl_stream_snap *s, nl_finding *f) {
+  uint64_t level = 0;
+  if (!c->filtered && s->first_seq > c->delivered_stream_seq + 1)
+    level = s->first_seq - 1 - c->delivered_stream_seq;
+  if (st->lost_last == 0 && level == 0)
+    return false;
+  finding_init(f, NL_SEQUENCE_GAP);
+  nl_finding_add(f, "lost_messages", (double)st->lost_last);
+  nl_finding_add(f, "lost_total", (double)st->lost_total);
+  nl_finding_add(f, "unread_evicted", (double)level);
+  if (st->lost_first_seq > 0) {
+    nl_finding_add(f, "first_lost_seq", (double)st->lost_first_seq);
+    nl_finding_add(f, "last_lost_seq", (double)st->lost_last_seq);
+  }
+  nl_finding_add(f, "stream_first_seq", (double)s->first_seq);
+  nl_finding_add(f, "delivered_stream_seq", (double)c->delivered_stream_seq);
+  nl_finding_add(f, "num_pending", (double)c->num_pending);
+  nl_finding_add(f, "filtered", c->filtered ? 1 : 0);
+  if (st->lost_first_seq > 0)
+    snprintf(f->description, sizeof(f->description),
+             "stream sequences %" PRIu64 "-%" PRIu64 " (%" PRIu64
+             " messages, %" PRIu64 " in total) were removed by the stream's "
+             "retention limits before the consumer received them (silent "
+             "loss)",
+             st->lost_first_seq, st->lost_last_seq,
+             st->lost_last_seq - st->lost_first_seq + 1, st->lost_total);
+  else
+    snprintf(f->description, sizeof(f->description),
+             "at least %" PRIu64 " messages (%" PRIu64 " in total) were "
+             "removed from the stream before the consumer received them "
+             "(silent loss)",
+             st->lost_last > level ? st->lost_last : level, st->lost_total);
+  gap_fix(c, s, st->lost_total, f);
+  return true;
+}
+
+/* MAX_PENDING_THROTTLE: ack-pending at the cap with messages waiting. */
+static bool detect_max_pending(const nl_consumer_snap *c, nl_finding *f) {
+  if (c->ack_policy == NL_ACK_NONE || c->max_ack_pending <= 0 ||
+      c->num_ack_pending < (uint64_t)c->max_ack_pending || c->num_pending == 0)
+    return false;
+  uint64_t rec = 2 * (uint64_t)c->max_ack_pending;
+  finding_init(f, NL_MAX_PENDING_THROTTLE);
+  nl_finding_add(f, "num_ack_pending", (double)c->num_ack_pending);
+  nl_finding_add(f, "max_ack_pending", (double)c->max_ack_pending);
+  nl_finding_add(f, "num_pending", (double)c->num_pending);
+  nl_finding_add(f, "num_waiting", (double)c->num_waiting);
+  nl_finding_add(f, "recommended_max_ack_pending", (double)rec);
+  snprintf(f->description, sizeof(f->description),
+           "%" PRIu64 " messages await ack, the max_ack_pending limit of "
+           "%" PRId64 ", while %" PRIu64 " more are waiting: the server has "
+           "stopped delivering to this consumer",
+           c->num_ack_pending, c->max_ack_pending, c->num_pending);
+  names_t q;
+  quote_names(c, &q);
+  snprintf(f->fix_command, sizeof(f->fix_command),
+           "nats consumer edit %s %s --max-pending %" PRIu64, q.stream,
+           q.consumer, rec);
+  snprintf(f->recommendation, sizeof(f->recommendation),
+           "max_ack_pending %" PRIu64 " (double the limit reached); if the "
+           "workers hold messages without acking, fix the acks first: a "
+           "higher limit only delays the stall",
+           rec);
+  return true;
+}
+
+void nl_detect_consumer(const nl_consumer_state *st, const nl_consumer_snap *c,
+                        const nl_stream_snap *s, const nl_detect_params *p,
+                        bool active[NL_CLASS_COUNT],
+                        nl_finding out[NL_CLASS_COUNT]) {
+  active[NL_NAK_STORM] = detect_nak_storm(st, c, p, &out[NL_NAK_STORM]);
+  active[NL_MISSING_PROGRESS] =
+      !active[NL_NAK_STORM] &&
+      detect_missing_progress(st, c, p, &out[NL_MISSING_PROGRESS]);
+  active[NL_ACK_WAIT_VIOLATION] =
+      !active[NL_NAK_STORM] && !active[NL_MISSING_PROGRESS] &&
+      detect_ack_wait(st, c, p, &out[NL_ACK_WAIT_VIOLATION]);
+  active[NL_SEQUENCE_GAP] =
+      detect_sequence_gap(st, c, s, &out[NL_SEQUENCE_GAP]);
+  active[NL_MAX_PENDING_THROTTLE] =
+      detect_max_pending(c, &out[NL_MAX_PENDING_THROTTLE]);
+}

@@ -1,0 +1,39 @@
+/* nl_detect.h: the detectors, as pure functions of a consumer's history.
+ *
+ * The predicates and the reasoning behind them are in docs/detectors.md. */
+#ifndef NL_DETECT_H
+#define NL_DETECT_H
+
+#include "nl_finding.h"
+#include "nl_history.h"
+#include "nl_snapshot.h"
+
+/* Thresholds, all configurable; nl_detect_params_default() gives the
+ * defaults chosen from test evidence. */
+typedef struct {
+  /* ACK_WAIT_VIOLATION: expiry-driven redeliveries in at least this many
+   * polled intervals within the window, adding up to at least this many. */
+  unsigned ack_wait_min_intervals;
+  unsigned ack_wait_min_redeliveries;
+  /* NAK_STORM: redeliveries beyond expiry, at least this many per interval,
+   * in this many consecutive intervals with the ack floor standing. */
+  unsigned nak_storm_min_redeliveries;
+  unsigned nak_storm_intervals;
+  /* MISSING_PROGRESS: the ack floor stood for at least this many times the
+   * redelivery delay while later messages were acked. */
+  double missing_progress_factor;
+} nl_detect_params;
+
+void nl_detect_params_default(nl_detect_params *p);
+
+/* Runs every detector on consumer c (of stream s) whose history st already
+ * holds the current sample. For each class sets active[cls] and, when
+ * active, fills out[cls] (class, severity, evidence, description, fix
+ * command and recommendation). out[cls] is left unspecified for inactive
+ * classes. */
+void nl_detect_consumer(const nl_consumer_state *st, const nl_consumer_snap *c,
+                        const nl_stream_snap *s, const nl_detect_params *p,
+                        bool active[NL_CLASS_COUNT],
+                        nl_finding out[NL_CLASS_COUNT]);
+
+#endif

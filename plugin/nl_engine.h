@@ -1,0 +1,50 @@
+/* nl_engine.h: one poll's snapshots through history and detectors.
+ *
+ * The engine owns the per-consumer registry. Each apply records every
+ * consumer's snapshot, runs the detectors, and reports through a sink:
+ * values per consumer and per stream, and a transition whenever a finding
+ * starts or clears. It has no collectd or network calls. */
+#ifndef NL_ENGINE_H
+#define NL_ENGINE_H
+
+#include "nl_detect.h"
+#include "nl_history.h"
+#include "nl_snapshot.h"
+
+typedef struct {
+  /* A consumer seen in this poll, after detection (st->active is current). */
+  void (*consumer)(void *ud, const nl_consumer_snap *c, const nl_stream_snap *s,
+                   const nl_consumer_state *st);
+  /* A stream seen in this poll, with the running count of messages its
+   * consumers lost to eviction. */
+  void (*stream)(void *ud, const nl_stream_snap *s, uint64_t lost_total);
+  /* A finding started (active) or cleared (!active). For a clear, f is the
+   * last active version. reason is NULL, or why a consumer's findings
+   * cleared without a detection (for example "consumer deleted"). */
+  void (*transition)(void *ud, const char *stream, const char *consumer,
+                     const nl_finding *f, bool active, const char *reason);
+} nl_engine_sink;
+
+typedef struct nl_engine nl_engine;
+
+/* Creates an engine with the given thresholds (copied). Returns NULL when
+ * memory runs out. */
+nl_engine *nl_engine_create(const nl_detect_params *params);
+void nl_engine_free(nl_engine *e);
+
+/* Applies one poll taken at now_ns. Consumers no longer listed are dropped
+ * (their active findings clear with reason "consumer deleted"), except those
+ * of streams whose consumer list was incomplete this poll, which are kept
+ * unchanged. Any sink member may be NULL. Returns how many such unlisted
+ * consumers were kept (unobservable this poll). */
+size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
+                       const nl_engine_sink *sink, void *ud);
+
+/* Returns the registry (owned by the engine), for read-only views. */
+nl_registry *nl_engine_registry(nl_engine *e);
+
+/* Counts consumers held and active findings per class. */
+void nl_engine_counts(nl_engine *e, size_t *consumers,
+                      size_t active[NL_CLASS_COUNT]);
+
+#endif

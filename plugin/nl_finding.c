@@ -1,0 +1,74 @@
+/* nl_finding.c: class names, severities and evidence helpers. */
+#include "nl_finding.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+  const char *name;
+  const char *suffix;
+  nl_severity severity;
+} classes[NL_CLASS_COUNT] = {
+    [NL_ACK_WAIT_VIOLATION] = {"ACK_WAIT_VIOLATION", "ack_wait_violation",
+                               NL_SEVERITY_CRITICAL},
+    [NL_SEQUENCE_GAP] = {"SEQUENCE_GAP", "sequence_gap", NL_SEVERITY_CRITICAL},
+    [NL_MAX_PENDING_THROTTLE] = {"MAX_PENDING_THROTTLE", "max_pending_throttle",
+                                 NL_SEVERITY_WARNING},
+    [NL_NAK_STORM] = {"NAK_STORM", "nak_storm", NL_SEVERITY_WARNING},
+    [NL_MISSING_PROGRESS] = {"MISSING_PROGRESS", "missing_progress",
+                             NL_SEVERITY_CRITICAL},
+};
+
+const char *nl_class_name(nl_class cls) {
+  return (unsigned)cls < NL_CLASS_COUNT ? classes[cls].name : "UNKNOWN";
+}
+
+const char *nl_class_type_suffix(nl_class cls) {
+  return (unsigned)cls < NL_CLASS_COUNT ? classes[cls].suffix : "unknown";
+}
+
+nl_severity nl_class_severity(nl_class cls) {
+  return (unsigned)cls < NL_CLASS_COUNT ? classes[cls].severity
+                                        : NL_SEVERITY_WARNING;
+}
+
+const char *nl_severity_name(nl_severity sev) {
+  return sev == NL_SEVERITY_CRITICAL ? "critical" : "warning";
+}
+
+void nl_finding_add(nl_finding *f, const char *name, double value) {
+  if (f->n_evidence >= NL_EVIDENCE_MAX)
+    return;
+  f->evidence[f->n_evidence].name = name;
+  f->evidence[f->n_evidence].value = value;
+  f->n_evidence++;
+}
+
+double nl_finding_get(const nl_finding *f, const char *name, double def) {
+  for (int i = 0; i < f->n_evidence; i++)
+    if (strcmp(f->evidence[i].name, name) == 0)
+      return f->evidence[i].value;
+  return def;
+}
+
+char *nl_finding_format_evidence(const nl_finding *f, char *buf, size_t len) {
+  size_t used = 0;
+  if (len == 0)
+    return buf;
+  buf[0] = '\0';
+  for (int i = 0; i < f->n_evidence && used < len; i++) {
+    double v = f->evidence[i].value;
+    int n;
+    if (v == floor(v) && fabs(v) < 1e15)
+      n = snprintf(buf + used, len - used, "%s%s=%.0f", i ? ", " : "",
+                   f->evidence[i].name, v);
+    else
+      n = snprintf(buf + used, len - used, "%s%s=%.3g", i ? ", " : "",
+                   f->evidence[i].name, v);
+    if (n < 0)
+      break;
+    used += (size_t)n;
+  }
+  return buf;
+}

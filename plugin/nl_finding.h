@@ -1,0 +1,67 @@
+/* nl_finding.h: the delivery-violation classes and what a finding carries. */
+#ifndef NL_FINDING_H
+#define NL_FINDING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+  NL_ACK_WAIT_VIOLATION = 0,
+  NL_SEQUENCE_GAP,
+  NL_MAX_PENDING_THROTTLE,
+  NL_NAK_STORM,
+  NL_MISSING_PROGRESS,
+  NL_CLASS_COUNT
+} nl_class;
+
+typedef enum {
+  NL_SEVERITY_WARNING = 1,
+  NL_SEVERITY_CRITICAL = 2,
+} nl_severity;
+
+#define NL_EVIDENCE_MAX 10
+#define NL_TEXT_MAX 512
+
+/* One named number that proves a finding. The name is a static string. */
+typedef struct {
+  const char *name;
+  double value;
+} nl_evidence;
+
+typedef struct {
+  nl_class cls;
+  nl_severity severity;
+  int64_t since_ns; /* Poll time of the onset. */
+  nl_evidence evidence[NL_EVIDENCE_MAX];
+  int n_evidence;
+  char description[NL_TEXT_MAX];
+  char fix_command[NL_TEXT_MAX];
+  char recommendation[NL_TEXT_MAX]; /* The recommended value, and how. */
+} nl_finding;
+
+/* Returns the class name ("ACK_WAIT_VIOLATION", ...), or "UNKNOWN". */
+const char *nl_class_name(nl_class cls);
+
+/* Returns the lower-case class name used in collectd type names
+ * ("ack_wait_violation", ...). */
+const char *nl_class_type_suffix(nl_class cls);
+
+/* Returns the fixed severity of a class. */
+nl_severity nl_class_severity(nl_class cls);
+
+/* Returns "critical" or "warning". */
+const char *nl_severity_name(nl_severity sev);
+
+/* Appends one evidence number to f; extra entries past NL_EVIDENCE_MAX are
+ * dropped. name must be a static string. */
+void nl_finding_add(nl_finding *f, const char *name, double value);
+
+/* Returns the value of the named evidence number, or def when absent. */
+double nl_finding_get(const nl_finding *f, const char *name, double def);
+
+/* Writes "name=value, name=value" for the evidence into buf (always
+ * NUL-terminated). Returns buf. */
+char *nl_finding_format_evidence(const nl_finding *f, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,327 @@
+/* nl_history.c: per-consumer history across polls (see nl_history.h). */
+#include "nl_history.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct nl_registry {
+  nl_consumer_state **buckets;
+  size_t n_buckets;
+  size_t size;
+};
+
+/* FNV-1a over the stream name, a separator and the consumer name. */
+static uint64_t key_hash(const char *stream, const char *name) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const unsigned char *p = (const unsigned char *)stream; *p; p++)
+    h = (h ^ *p) * 1099511628211ULL;
+  h = (h ^ 0xff) * 1099511628211ULL;
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+    h = (h ^ *p) * 1099511628211ULL;
+  return h;
+}
+
+nl_registry *nl_registry_create(void) {
+  nl_registry *reg = calloc(1, sizeof(*reg));
+  if (reg == NULL)
+    return NULL;
+  reg->n_buckets = 64;
+  reg->buckets = calloc(reg->n_buckets, sizeof(*reg->buckets));
+  if (reg->buckets == NULL) {
+    free(reg);
+    return NULL;
+  }
+  return reg;
+}
+
+static void state_free(nl_consumer_state *st) {
+  for (int i = 0; i < NL_CLASS_COUNT; i++)
+    free(st->active[i]);
+  free(st->stream);
+  free(st->name);
+  free(st);
+}
+
+void nl_registry_free(nl_registry *reg) {
+  if (reg == NULL)
+    return;
+  for (size_t i = 0; i < reg->n_buckets; i++) {
+    nl_consumer_state *st = reg->buckets[i];
+    while (st != NULL) {
+      nl_consumer_state *next = st->next;
+      state_free(st);
+      st = next;
+    }
+  }
+  free(reg->buckets);
+  free(reg);
+}
+
+size_t nl_registry_size(const nl_registry *reg) { return reg->size; }
+
+/* Doubles the bucket array when the table is fuller than one per bucket.
+ * Failure to grow is harmless: chains just get longer. */
+static void maybe_grow(nl_registry *reg) {
+  if (reg->size < reg->n_buckets)
+    return;
+  size_t n = reg->n_buckets * 2;
+  nl_consumer_state **b = calloc(n, sizeof(*b));
+  if (b == NULL)
+    return;
+  for (size_t i = 0; i < reg->n_buckets; i++) {
+    nl_consumer_state *st = reg->buckets[i];
+    while (st != NULL) {
+      nl_consumer_state *next = st->next;
+      st->next = b[st->hash % n];
+      b[st->hash % n] = st;
+      st = next;
+    }
+  }
+  free(reg->buckets);
+  reg->buckets = b;
+  reg->n_buckets = n;
+}
+
+nl_consumer_state *nl_registry_find(nl_registry *reg, const char *stream,
+                                    const char *name) {
+  uint64_t h = key_hash(stream, name);
+  for (nl_consumer_state *st = reg->buckets[h % reg->n_buckets]; st != NULL;
+       st = st->next)
+    if (st->hash == h && strcmp(st->stream, stream) == 0 &&
+        strcmp(st->name, name) == 0)
+      return st;
+  return NULL;
+}
+
+const nl_sample *nl_state_sample(const nl_consumer_state *st, unsigned k) {
+  if (k >= st->count)
+    return NULL;
+  return &st->ring[(st->newest + NL_HISTORY_LEN - k) % NL_HISTORY_LEN];
+}
+
+const nl_redelivery_event *nl_state_event(const nl_consumer_state *st,
+                                          unsigned k) {
+  unsigned held = st->n_events < NL_EVENTS_LEN ? st->n_events : NL_EVENTS_LEN;
+  if (k >= held)
+    return NULL;
+  return &st->events[(st->n_events - 1 - k) % NL_EVENTS_LEN];
+}
+
+/* Clears the history of st but keeps its identity and active findings, so
+ * that they clear through the normal path on the next detection. */
+static void state_reset(nl_consumer_state *st, int64_t created_ns) {
+  st->created_ns = created_ns;
+  st->count = 0;
+  st->newest = 0;
+  st->n_events = 0;
+  st->lost_last = 0;
+  st->lost_through_seq = 0;
+  st->lost_first_seq = 0;
+  st->lost_last_seq = 0;
+  st->last_ack_change_ns = 0;
+  st->floor_since_ns = 0;
+  st->acked_since_floor = false;
+  st->redelivered_since_floor = 0;
+  st->longest_pin_ns = 0;
+}
+
+static uint64_t sat_sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+/* Counts messages the consumer lost to eviction between prev (may be NULL)
+ * and cur, and records the known sequence range. See docs/detectors.md,
+ * SEQUENCE_GAP. */
+static void account_loss(nl_consumer_state *st, const nl_sample *prev,
+                         const nl_sample *cur, bool filtered) {
+  uint64_t lost = 0;
+  st->lost_first_seq = st->lost_last_seq = 0;
+  if (!filtered && cur->stream_first_seq > 0) {
+    uint64_t hi = cur->stream_first_seq - 1; /* Highest evicted sequence. */
+    /* Still behind the stream head: [delivered + 1, hi] is gone for sure. */
+    if (hi > cur->delivered_stream_seq) {
+      uint64_t from = cur->delivered_stream_seq > st->lost_through_seq
+                          ? cur->delivered_stream_seq
+                          : st->lost_through_seq;
+      lost = sat_sub(hi, from);
+      st->lost_first_seq = cur->delivered_stream_seq + 1;
+      st->lost_last_seq = hi;
+    }
+    /* Passed the head within the interval: what was evicted above the
+     * previous position, less what could have been delivered first. */
+    if (prev != NULL) {
+      uint64_t from = prev->delivered_stream_seq > st->lost_through_seq
+                          ? prev->delivered_stream_seq
+                          : st->lost_through_seq;
+      uint64_t span = sat_sub(hi, from);
+      uint64_t delivered =
+          sat_sub(cur->delivered_consumer_seq, prev->delivered_consumer_seq);
+      uint64_t skipped = sat_sub(span, delivered);
+      if (skipped > lost) {
+        lost = skipped;
+        st->lost_first_seq = 0; /* The exact range is not known. */
+        st->lost_last_seq = 0;
+      }
+    }
+    if (hi > st->lost_through_seq && lost > 0)
+      st->lost_through_seq = hi;
+  }
+  /* Any consumer: num_pending falling by more than was delivered. */
+  if (prev != NULL && prev->num_pending > cur->num_pending) {
+    uint64_t drop = prev->num_pending - cur->num_pending;
+    uint64_t delivered =
+        sat_sub(cur->delivered_consumer_seq, prev->delivered_consumer_seq);
+    uint64_t by_pending = sat_sub(drop, delivered);
+    if (by_pending > lost) {
+      lost = by_pending;
+      st->lost_first_seq = st->lost_last_seq = 0;
+    }
+  }
+  st->lost_last = lost;
+  st->lost_total += lost;
+}
+
+/* Fills the interval fields of cur from prev and updates running figures. */
+static void account_interval(nl_consumer_state *st, const nl_sample *prev,
+                             nl_sample *cur, const nl_consumer_snap *c,
+                             int64_t now_ns) {
+  if (prev == NULL) {
+    st->floor_since_ns = now_ns;
+    st->last_ack_change_ns = cur->ack_last_ns > 0 ? now_ns : 0;
+    return;
+  }
+  uint64_t dc =
+      sat_sub(cur->delivered_consumer_seq, prev->delivered_consumer_seq);
+  uint64_t ds = sat_sub(cur->delivered_stream_seq, prev->delivered_stream_seq);
+  uint64_t r = sat_sub(dc, ds);
+  cur->redeliveries = r > UINT32_MAX ? UINT32_MAX : (uint32_t)r;
+  cur->floor_moved = cur->ack_floor_stream_seq != prev->ack_floor_stream_seq;
+  cur->acked = cur->ack_last_ns > prev->ack_last_ns;
+  /* Expiry can redeliver each outstanding message at most once per delay,
+   * plus once for a message that expired at the interval's edge. */
+  int64_t delay = nl_consumer_redelivery_delay_ns(c);
+  uint64_t outstanding = cur->num_ack_pending > prev->num_ack_pending
+                             ? cur->num_ack_pending
+                             : prev->num_ack_pending;
+  double dt = (double)(cur->t_ns - prev->t_ns);
+  double bound = delay > 0 ? (double)outstanding * (dt / (double)delay + 1.0)
+                           : (double)outstanding;
+  cur->beyond_expiry = (double)cur->redeliveries > bound;
+  st->redelivered_total += cur->redeliveries;
+  if (cur->redeliveries > 0) {
+    nl_redelivery_event *e = &st->events[st->n_events % NL_EVENTS_LEN];
+    e->t_ns = now_ns;
+    e->redeliveries = cur->redeliveries;
+    e->beyond_expiry = cur->beyond_expiry;
+    st->n_events++;
+  }
+  if (cur->acked)
+    st->last_ack_change_ns = now_ns;
+  /* The floor "stands" while it keeps its value with work outstanding. */
+  if (cur->floor_moved || cur->num_ack_pending == 0) {
+    st->floor_since_ns = now_ns;
+    st->acked_since_floor = false;
+    st->redelivered_since_floor = 0;
+  } else {
+    if (cur->acked)
+      st->acked_since_floor = true;
+    st->redelivered_since_floor += cur->redeliveries;
+    if (now_ns - st->floor_since_ns > st->longest_pin_ns)
+      st->longest_pin_ns = now_ns - st->floor_since_ns;
+  }
+}
+
+nl_consumer_state *nl_registry_observe(nl_registry *reg,
+                                       const nl_consumer_snap *c,
+                                       const nl_stream_snap *s, int64_t now_ns,
+                                       uint32_t gen, bool *was_reset) {
+  *was_reset = false;
+  nl_consumer_state *st = nl_registry_find(reg, c->stream, c->name);
+  if (st == NULL) {
+    st = calloc(1, sizeof(*st));
+    if (st == NULL)
+      return NULL;
+    st->stream = strdup(c->stream);
+    st->name = strdup(c->name);
+    if (st->stream == NULL || st->name == NULL) {
+      state_free(st);
+      return NULL;
+    }
+    st->hash = key_hash(c->stream, c->name);
+    st->created_ns = c->created_ns;
+    size_t b = st->hash % reg->n_buckets;
+    st->next = reg->buckets[b];
+    reg->buckets[b] = st;
+    reg->size++;
+    maybe_grow(reg);
+  }
+  const nl_sample *prev = nl_state_sample(st, 0);
+  if (prev != NULL &&
+      (c->created_ns != st->created_ns ||
+       c->delivered_consumer_seq < prev->delivered_consumer_seq ||
+       now_ns <= prev->t_ns)) {
+    state_reset(st, c->created_ns);
+    st->resets++;
+    *was_reset = true;
+    prev = NULL;
+  }
+  /* A new ack_wait or backoff starts a new regime: redeliveries seen under
+   * the old one no longer speak for the consumer. */
+  int64_t delay = nl_consumer_redelivery_delay_ns(c);
+  if (prev != NULL && delay != st->delay_ns) {
+    st->n_events = 0;
+    st->floor_since_ns = now_ns;
+    st->acked_since_floor = false;
+    st->redelivered_since_floor = 0;
+    st->longest_pin_ns = 0;
+  }
+  st->delay_ns = delay;
+  nl_sample cur = {
+      .t_ns = now_ns,
+      .delivered_consumer_seq = c->delivered_consumer_seq,
+      .delivered_stream_seq = c->delivered_stream_seq,
+      .ack_floor_stream_seq = c->ack_floor_stream_seq,
+      .ack_last_ns = c->ack_last_ns,
+      .num_ack_pending = c->num_ack_pending,
+      .num_pending = c->num_pending,
+      .stream_first_seq = s->first_seq,
+      .num_redelivered = c->num_redelivered > UINT32_MAX
+                             ? UINT32_MAX
+                             : (uint32_t)c->num_redelivered,
+  };
+  account_interval(st, prev, &cur, c, now_ns);
+  account_loss(st, prev, &cur, c->filtered);
+  if (st->count > 0)
+    st->newest = (st->newest + 1) % NL_HISTORY_LEN;
+  st->ring[st->newest] = cur;
+  if (st->count < NL_HISTORY_LEN)
+    st->count++;
+  st->seen_generation = gen;
+  return st;
+}
+
+void nl_registry_each(nl_registry *reg,
+                      void (*fn)(nl_consumer_state *st, void *ud), void *ud) {
+  for (size_t i = 0; i < reg->n_buckets; i++)
+    for (nl_consumer_state *st = reg->buckets[i]; st != NULL; st = st->next)
+      fn(st, ud);
+}
+
+void nl_registry_sweep(nl_registry *reg, uint32_t gen,
+                       bool (*keep)(const nl_consumer_state *st, void *ud),
+                       void (*gone)(nl_consumer_state *st, void *ud),
+                       void *ud) {
+  for (size_t i = 0; i < reg->n_buckets; i++) {
+    nl_consumer_state **link = &reg->buckets[i];
+    while (*link != NULL) {
+      nl_consumer_state *st = *link;
+      if (st->seen_generation == gen || (keep != NULL && keep(st, ud))) {
+        link = &st->next;
+        continue;
+      }
+      if (gone != NULL)
+        gone(st, ud);
+      *link = st->next;
+      state_free(st);
+      reg->size--;
+    }
+  }
+}

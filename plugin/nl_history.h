@@ -1,0 +1,120 @@
+/* nl_history.h: per-consumer history across polls.
+ *
+ * The registry keeps, for every consumer seen, a short ring of samples and a
+ * few running figures (redeliveries, messages lost to eviction, how long the
+ * ack floor has been pinned). A consumer's history is reset when it is
+ * recreated (its "created" time changes) or its delivered.consumer_seq goes
+ * backwards. The registry is not thread-safe: one poller owns it. */
+#ifndef NL_HISTORY_H
+#define NL_HISTORY_H
+
+#include "nl_finding.h"
+#include "nl_snapshot.h"
+
+#define NL_HISTORY_LEN 8
+#define NL_EVENTS_LEN 8
+
+/* One poll's view of a consumer, plus what changed since the poll before. */
+typedef struct {
+  int64_t t_ns;
+  uint64_t delivered_consumer_seq;
+  uint64_t delivered_stream_seq;
+  uint64_t ack_floor_stream_seq;
+  int64_t ack_last_ns;
+  uint64_t num_ack_pending;
+  uint64_t num_pending;
+  uint64_t stream_first_seq;
+  uint32_t num_redelivered;
+  /* Lower bound on redeliveries in the interval that ended at this sample:
+   * delta delivered.consumer_seq minus delta delivered.stream_seq. */
+  uint32_t redeliveries;
+  /* True when redeliveries in the interval were more than expiry of
+   * ack_wait (or the first backoff step) could explain. */
+  bool beyond_expiry;
+  bool floor_moved;
+  bool acked; /* ack_floor.last_active advanced in the interval. */
+} nl_sample;
+
+/* An interval with at least one redelivery. */
+typedef struct {
+  int64_t t_ns;
+  uint32_t redeliveries;
+  bool beyond_expiry;
+} nl_redelivery_event;
+
+typedef struct nl_consumer_state {
+  struct nl_consumer_state *next; /* Hash chain. */
+  char *stream;
+  char *name;
+  uint64_t hash;
+  int64_t created_ns;
+  int64_t delay_ns; /* Redelivery delay (ack_wait or first backoff) seen. */
+  uint32_t seen_generation;
+  uint32_t resets; /* Times the history was reset (recreated consumer). */
+
+  nl_sample ring[NL_HISTORY_LEN];
+  unsigned newest; /* Index of the newest sample in ring. */
+  unsigned count;  /* Samples held (at most NL_HISTORY_LEN). */
+  nl_redelivery_event events[NL_EVENTS_LEN];
+  unsigned n_events; /* Events recorded since reset (newest at
+                        (n_events - 1) % NL_EVENTS_LEN). */
+
+  uint64_t redelivered_total;
+  uint64_t lost_total;
+  uint64_t lost_last;        /* Lost in the latest interval. */
+  uint64_t lost_through_seq; /* Highest stream sequence counted as lost. */
+  uint64_t lost_first_seq;   /* Range of the latest loss, when known. */
+  uint64_t lost_last_seq;
+
+  int64_t last_ack_change_ns; /* Poll time ack_last_ns last advanced. */
+  int64_t floor_since_ns;     /* Poll time the ack floor took its value. */
+  bool acked_since_floor;     /* Acks arrived while the floor stood. */
+  uint64_t redelivered_since_floor;
+  int64_t longest_pin_ns; /* Longest time the floor stood with work pending. */
+
+  nl_finding *active[NL_CLASS_COUNT]; /* Active findings (owned), or NULL. */
+} nl_consumer_state;
+
+typedef struct nl_registry nl_registry;
+
+/* Creates an empty registry, or returns NULL when memory runs out. */
+nl_registry *nl_registry_create(void);
+
+/* Frees the registry and every state it holds. NULL is allowed. */
+void nl_registry_free(nl_registry *reg);
+
+/* Returns the number of consumers held. */
+size_t nl_registry_size(const nl_registry *reg);
+
+/* Records the snapshot c (of stream s) taken at poll time now_ns, creating
+ * or resetting the consumer's state as needed, and marks it seen in
+ * generation gen. Returns the state (owned by the registry), or NULL when
+ * memory runs out. *was_reset is set when an existing history was reset. */
+nl_consumer_state *nl_registry_observe(nl_registry *reg,
+                                       const nl_consumer_snap *c,
+                                       const nl_stream_snap *s, int64_t now_ns,
+                                       uint32_t gen, bool *was_reset);
+
+/* Looks a consumer up; returns NULL when it is not held. */
+nl_consumer_state *nl_registry_find(nl_registry *reg, const char *stream,
+                                    const char *name);
+
+/* Calls fn for each state (in no set order). fn must not add or remove. */
+void nl_registry_each(nl_registry *reg,
+                      void (*fn)(nl_consumer_state *st, void *ud), void *ud);
+
+/* Removes every state not seen in generation gen for which keep() returns
+ * false, calling gone() first for each (either may be NULL). */
+void nl_registry_sweep(nl_registry *reg, uint32_t gen,
+                       bool (*keep)(const nl_consumer_state *st, void *ud),
+                       void (*gone)(nl_consumer_state *st, void *ud), void *ud);
+
+/* Returns the k-th newest sample (0 is the newest), or NULL when the history
+ * holds fewer than k + 1 samples. */
+const nl_sample *nl_state_sample(const nl_consumer_state *st, unsigned k);
+
+/* Returns the k-th newest redelivery event, or NULL. */
+const nl_redelivery_event *nl_state_event(const nl_consumer_state *st,
+                                          unsigned k);
+
+#endif

@@ -1,0 +1,15 @@
+/* nl_names.h: stream and consumer names as collectd identifier parts. */
+#ifndef NL_NAMES_H
+#define NL_NAMES_H
+
+#include <stddef.h>
+
+/* Writes into out (outlen bytes, at least 16) a name collectd can hold:
+ * control characters and '/' become '_'. A name that had to be changed or
+ * does not fit is cut at a UTF-8 character boundary and given a suffix
+ * "~xxxxxxxx" (a hash of the whole original), so distinct names never map
+ * to the same identifier silently. Returns 1 when the name was changed, 0
+ * when it was copied as is. */
+int nl_name_fit(const char *in, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,395 @@
+/* nl_parse.c: JetStream API replies (JSON text) to snapshots, with json-c. */
+#include "nl_parse.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Returns the member of obj named key when it has the given type, else NULL.
+ */
+static json_object *member(json_object *obj, const char *key, json_type type) {
+  json_object *v = NULL;
+  if (obj == NULL || !json_object_is_type(obj, json_type_object))
+    return NULL;
+  if (!json_object_object_get_ex(obj, key, &v) || v == NULL)
+    return NULL;
+  return json_object_is_type(v, type) ? v : NULL;
+}
+
+/* Reads a non-negative integer member; negative, fractional, non-numeric or
+ * absent values give def. Values above INT64_MAX saturate there. */
+static uint64_t get_u64(json_object *obj, const char *key, uint64_t def) {
+  json_object *v = member(obj, key, json_type_int);
+  if (v == NULL)
+    return def;
+  int64_t s = json_object_get_int64(v);
+  if (s < 0)
+    return def;
+  return (uint64_t)s;
+}
+
+/* Reads a signed integer member, or def when absent or not an integer. */
+static int64_t get_i64(json_object *obj, const char *key, int64_t def) {
+  json_object *v = member(obj, key, json_type_int);
+  return v ? json_object_get_int64(v) : def;
+}
+
+static bool get_bool(json_object *obj, const char *key) {
+  json_object *v = member(obj, key, json_type_boolean);
+  return v ? json_object_get_boolean(v) : false;
+}
+
+/* Returns the string member key when it is a string of at most NL_NAME_MAX
+ * bytes, else NULL. The pointer is owned by obj. */
+static const char *get_str(json_object *obj, const char *key) {
+  json_object *v = member(obj, key, json_type_string);
+  if (v == NULL || json_object_get_string_len(v) > NL_NAME_MAX)
+    return NULL;
+  return json_object_get_string(v);
+}
+
+/* Reads an RFC 3339 time member, or 0 when absent or unreadable. */
+static int64_t get_time(json_object *obj, const char *key) {
+  const char *s = get_str(obj, key);
+  int64_t ns = 0;
+  if (s == NULL || nl_parse_rfc3339(s, &ns) != 0)
+    return 0;
+  return ns;
+}
+
+/* Reads n digits at p into *out. Returns 0, or -1 if a non-digit is seen. */
+static int digits(const char *p, int n, int *out) {
+  int v = 0;
+  for (int i = 0; i < n; i++) {
+    if (!isdigit((unsigned char)p[i]))
+      return -1;
+    v = v * 10 + (p[i] - '0');
+  }
+  *out = v;
+  return 0;
+}
+
+int nl_parse_rfc3339(const char *text, int64_t *out_ns) {
+  int year, mon, day, hour, min, sec;
+  if (text == NULL || strlen(text) < 20)
+    return -1;
+  const char *p = text;
+  if (digits(p, 4, &year) || p[4] != '-' || digits(p + 5, 2, &mon) ||
+      p[7] != '-' || digits(p + 8, 2, &day) ||
+      (p[10] != 'T' && p[10] != 't' && p[10] != ' ') ||
+      digits(p + 11, 2, &hour) || p[13] != ':' || digits(p + 14, 2, &min) ||
+      p[16] != ':' || digits(p + 17, 2, &sec))
+    return -1;
+  if (mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59 ||
+      sec > 60)
+    return -1;
+  p += 19;
+  int64_t frac = 0;
+  if (*p == '.') {
+    p++;
+    int n = 0;
+    while (isdigit((unsigned char)*p)) {
+      if (n < 9) {
+        frac = frac * 10 + (*p - '0');
+        n++;
+      }
+      p++;
+    }
+    if (n == 0)
+      return -1;
+    for (; n < 9; n++)
+      frac *= 10;
+  }
+  int64_t offset_s = 0;
+  if (*p == 'Z' || *p == 'z') {
+    p++;
+  } else if (*p == '+' || *p == '-') {
+    int oh, om;
+    if (digits(p + 1, 2, &oh) || p[3] != ':' || digits(p + 4, 2, &om))
+      return -1;
+    offset_s = (int64_t)(oh * 3600 + om * 60) * (*p == '-' ? -1 : 1);
+    p += 6;
+  } else {
+    return -1;
+  }
+  if (*p != '\0')
+    return -1;
+  /* Go's zero time (year 1) and anything before the epoch mean "never". */
+  if (year < 1970) {
+    *out_ns = 0;
+    return 0;
+  }
+  struct tm tm = {.tm_year = year - 1900,
+                  .tm_mon = mon - 1,
+                  .tm_mday = day,
+                  .tm_hour = hour,
+                  .tm_min = min,
+                  .tm_sec = sec};
+  time_t t = timegm(&tm);
+  if (t == (time_t)-1)
+    return -1;
+  int64_t s = (int64_t)t - offset_s;
+  if (s < 0 || s > INT64_MAX / 1000000000 - 1)
+    return -1;
+  *out_ns = s * 1000000000 + frac;
+  return 0;
+}
+
+/* Parses a reply and checks that it is an object without an error member.
+ * Returns the parsed root (caller puts it), or NULL with err written and *rc
+ * set. */
+static json_object *parse_reply(const char *json, size_t len, int *rc,
+                                char *err, size_t errlen) {
+  if (json == NULL || len == 0) {
+    snprintf(err, errlen, "empty reply");
+    *rc = NL_PARSE_BAD_JSON;
+    return NULL;
+  }
+  if (len > (size_t)INT32_MAX) {
+    snprintf(err, errlen, "reply too large (%zu bytes)", len);
+    *rc = NL_PARSE_BAD_JSON;
+    return NULL;
+  }
+  json_tokener *tok = json_tokener_new();
+  if (tok == NULL) {
+    snprintf(err, errlen, "out of memory");
+    *rc = NL_PARSE_BAD_JSON;
+    return NULL;
+  }
+  json_object *root = json_tokener_parse_ex(tok, json, (int)len);
+  enum json_tokener_error jerr = json_tokener_get_error(tok);
+  size_t used = json_tokener_get_parse_end(tok);
+  json_tokener_free(tok);
+  if (root == NULL || jerr != json_tokener_success) {
+    snprintf(err, errlen, "malformed JSON: %s",
+             json_tokener_error_desc(jerr == json_tokener_success
+                                         ? json_tokener_error_parse_eof
+                                         : jerr));
+    json_object_put(root);
+    *rc = NL_PARSE_BAD_JSON;
+    return NULL;
+  }
+  for (; used < len; used++) {
+    if (!isspace((unsigned char)json[used])) {
+      snprintf(err, errlen, "malformed JSON: trailing data");
+      json_object_put(root);
+      *rc = NL_PARSE_BAD_JSON;
+      return NULL;
+    }
+  }
+  if (!json_object_is_type(root, json_type_object)) {
+    snprintf(err, errlen, "reply is not a JSON object");
+    json_object_put(root);
+    *rc = NL_PARSE_BAD_JSON;
+    return NULL;
+  }
+  json_object *e = member(root, "error", json_type_object);
+  if (e != NULL) {
+    const char *d = get_str(e, "description");
+    snprintf(err, errlen, "API error %" PRId64 " (%" PRId64 "): %.200s",
+             get_i64(e, "code", 0), get_i64(e, "err_code", 0),
+             d ? d : "no description");
+    json_object_put(root);
+    *rc = NL_PARSE_API_ERROR;
+    return NULL;
+  }
+  *rc = NL_PARSE_OK;
+  return root;
+}
+
+/* Fills the paging fields and returns the items array named key, or NULL
+ * (with err written) when the reply lacks one. A JSON null array is an empty
+ * page. */
+static json_object *page_items(json_object *root, const char *key,
+                               nl_page_info *page, bool *empty, char *err,
+                               size_t errlen) {
+  memset(page, 0, sizeof(*page));
+  page->total = get_u64(root, "total", 0);
+  page->offset = get_u64(root, "offset", 0);
+  page->limit = get_u64(root, "limit", 0);
+  *empty = false;
+  json_object *v = NULL;
+  if (!json_object_object_get_ex(root, key, &v)) {
+    snprintf(err, errlen, "reply has no \"%s\" member", key);
+    return NULL;
+  }
+  if (v == NULL) {
+    *empty = true;
+    return NULL;
+  }
+  if (!json_object_is_type(v, json_type_array)) {
+    snprintf(err, errlen, "\"%s\" is not an array", key);
+    return NULL;
+  }
+  page->n_items = json_object_array_length(v);
+  return v;
+}
+
+/* Maps an enumeration string to its index in names, or def. */
+static int enum_value(json_object *obj, const char *key,
+                      const char *const *names, int n, int def) {
+  const char *s = get_str(obj, key);
+  for (int i = 0; s != NULL && i < n; i++)
+    if (strcmp(s, names[i]) == 0)
+      return i;
+  return def;
+}
+
+/* Reads one stream item into s. Returns 0, or -1 when it lacks a usable
+ * name. */
+static int read_stream(json_object *item, nl_stream_snap *s) {
+  static const char *const retention[] = {"limits", "interest", "workqueue"};
+  json_object *cfg = member(item, "config", json_type_object);
+  json_object *st = member(item, "state", json_type_object);
+  const char *name = get_str(cfg, "name");
+  if (name == NULL || name[0] == '\0' || st == NULL)
+    return -1;
+  s->name = strdup(name);
+  if (s->name == NULL)
+    return -1;
+  s->retention = (nl_retention)enum_value(cfg, "retention", retention, 3, 0);
+  const char *discard = get_str(cfg, "discard");
+  s->discard_new = discard != NULL && strcmp(discard, "new") == 0;
+  s->max_msgs = get_i64(cfg, "max_msgs", -1);
+  s->max_bytes = get_i64(cfg, "max_bytes", -1);
+  s->max_age_ns = get_i64(cfg, "max_age", 0);
+  s->replicas = (int)get_i64(cfg, "num_replicas", 1);
+  s->msgs = get_u64(st, "messages", 0);
+  s->bytes = get_u64(st, "bytes", 0);
+  s->first_seq = get_u64(st, "first_seq", 0);
+  s->last_seq = get_u64(st, "last_seq", 0);
+  s->num_deleted = get_u64(st, "num_deleted", 0);
+  s->consumer_count = get_u64(st, "consumer_count", 0);
+  return 0;
+}
+
+int nl_parse_stream_list(const char *json, size_t len, nl_snapshot_set *set,
+                         nl_page_info *page, char *err, size_t errlen) {
+  int rc;
+  bool empty;
+  memset(page, 0, sizeof(*page));
+  json_object *root = parse_reply(json, len, &rc, err, errlen);
+  if (root == NULL)
+    return rc;
+  json_object *items = page_items(root, "streams", page, &empty, err, errlen);
+  if (items == NULL) {
+    json_object_put(root);
+    return empty ? NL_PARSE_OK : NL_PARSE_BAD_JSON;
+  }
+  for (size_t i = 0; i < page->n_items; i++) {
+    nl_stream_snap *s = nl_snapshot_set_add_stream(set);
+    if (s == NULL) {
+      snprintf(err, errlen, "out of memory");
+      json_object_put(root);
+      return NL_PARSE_BAD_JSON;
+    }
+    if (read_stream(json_object_array_get_idx(items, i), s) != 0) {
+      nl_stream_snap_clear(s);
+      set->n_streams--;
+      page->n_skipped++;
+    }
+  }
+  json_object_put(root);
+  return NL_PARSE_OK;
+}
+
+/* Reads one consumer item into c. Returns 0, or -1 when it lacks a usable
+ * name or state (an offline placeholder, or a malformed entry). */
+static int read_consumer(json_object *item, const char *stream,
+                         nl_consumer_snap *c) {
+  static const char *const ack[] = {"explicit", "all", "none"};
+  const char *name = get_str(item, "name");
+  json_object *cfg = member(item, "config", json_type_object);
+  json_object *delivered = member(item, "delivered", json_type_object);
+  json_object *floor = member(item, "ack_floor", json_type_object);
+  if (name == NULL || name[0] == '\0' || cfg == NULL || delivered == NULL ||
+      floor == NULL)
+    return -1;
+  c->stream = strdup(stream);
+  c->name = strdup(name);
+  if (c->stream == NULL || c->name == NULL)
+    return -1;
+  c->created_ns = get_time(item, "created");
+  c->ack_policy = (nl_ack_policy)enum_value(cfg, "ack_policy", ack, 3, 0);
+  c->ack_wait_ns = get_i64(cfg, "ack_wait", 0);
+  json_object *backoff = member(cfg, "backoff", json_type_array);
+  if (backoff != NULL && json_object_array_length(backoff) > 0) {
+    json_object *b0 = json_object_array_get_idx(backoff, 0);
+    if (json_object_is_type(b0, json_type_int))
+      c->backoff_first_ns = json_object_get_int64(b0);
+  }
+  c->max_deliver = get_i64(cfg, "max_deliver", -1);
+  c->max_ack_pending = get_i64(cfg, "max_ack_pending", -1);
+  const char *filter = get_str(cfg, "filter_subject");
+  json_object *filters = member(cfg, "filter_subjects", json_type_array);
+  c->filtered = (filter != NULL && filter[0] != '\0') ||
+                (filters != NULL && json_object_array_length(filters) > 0);
+  const char *deliver = get_str(cfg, "deliver_subject");
+  c->push = deliver != NULL && deliver[0] != '\0';
+  const char *group = get_str(cfg, "deliver_group");
+  c->has_deliver_group = group != NULL && group[0] != '\0';
+  const char *durable = get_str(cfg, "durable_name");
+  c->durable = durable != NULL && durable[0] != '\0';
+  c->push_bound = get_bool(item, "push_bound");
+  c->delivered_consumer_seq = get_u64(delivered, "consumer_seq", 0);
+  c->delivered_stream_seq = get_u64(delivered, "stream_seq", 0);
+  c->delivered_last_ns = get_time(delivered, "last_active");
+  c->ack_floor_consumer_seq = get_u64(floor, "consumer_seq", 0);
+  c->ack_floor_stream_seq = get_u64(floor, "stream_seq", 0);
+  c->ack_last_ns = get_time(floor, "last_active");
+  c->num_ack_pending = get_u64(item, "num_ack_pending", 0);
+  c->num_redelivered = get_u64(item, "num_redelivered", 0);
+  c->num_waiting = get_u64(item, "num_waiting", 0);
+  c->num_pending = get_u64(item, "num_pending", 0);
+  return 0;
+}
+
+int nl_parse_consumer_list(const char *json, size_t len, size_t stream_index,
+                           nl_snapshot_set *set, nl_page_info *page, char *err,
+                           size_t errlen) {
+  int rc;
+  bool empty;
+  memset(page, 0, sizeof(*page));
+  if (stream_index >= set->n_streams) {
+    snprintf(err, errlen, "no such stream index");
+    return NL_PARSE_BAD_JSON;
+  }
+  json_object *root = parse_reply(json, len, &rc, err, errlen);
+  if (root == NULL)
+    return rc;
+  json_object *missing = member(root, "missing", json_type_array);
+  json_object *items = page_items(root, "consumers", page, &empty, err, errlen);
+  if (missing != NULL) {
+    page->n_missing = json_object_array_length(missing);
+    set->unobservable += page->n_missing;
+  }
+  if (items == NULL) {
+    json_object_put(root);
+    return empty ? NL_PARSE_OK : NL_PARSE_BAD_JSON;
+  }
+  for (size_t i = 0; i < page->n_items; i++) {
+    nl_consumer_snap *c = nl_snapshot_set_add_consumer(set);
+    if (c == NULL) {
+      snprintf(err, errlen, "out of memory");
+      json_object_put(root);
+      return NL_PARSE_BAD_JSON;
+    }
+    /* The stream name is read again on every call because appending
+     * consumers never moves the stream array. */
+    if (read_consumer(json_object_array_get_idx(items, i),
+                      set->streams[stream_index].name, c) != 0) {
+      nl_consumer_snap_clear(c);
+      set->n_consumers--;
+      page->n_skipped++;
+      set->unobservable++;
+    } else {
+      c->stream_index = stream_index;
+    }
+  }
+  json_object_put(root);
+  return NL_PARSE_OK;
+}

@@ -1,0 +1,45 @@
+/* nl_parse.h: JetStream API replies (JSON text) to snapshots.
+ *
+ * Every function here reads untrusted text: any input gives either a result
+ * or an error message, never a crash. */
+#ifndef NL_PARSE_H
+#define NL_PARSE_H
+
+#include "nl_snapshot.h"
+
+/* The paging fields of a LIST reply, and what the page held. */
+typedef struct {
+  uint64_t total;
+  uint64_t offset;
+  uint64_t limit;
+  size_t n_items;   /* Items in the page, readable or not. */
+  size_t n_skipped; /* Items that could not be read (offline, malformed). */
+  size_t n_missing; /* Names in the "missing" array (consumer lists). */
+} nl_page_info;
+
+/* Return codes of the parse functions. */
+#define NL_PARSE_OK 0
+#define NL_PARSE_BAD_JSON (-1)  /* Not JSON, or not the expected shape. */
+#define NL_PARSE_API_ERROR (-2) /* The server answered with an error object.   \
+                                 */
+
+/* Parses one page of $JS.API.STREAM.LIST and appends a snapshot per stream to
+ * set (with consumers_complete false). On failure returns a negative code and
+ * writes a one-line reason into err; set may then hold part of the page. */
+int nl_parse_stream_list(const char *json, size_t len, nl_snapshot_set *set,
+                         nl_page_info *page, char *err, size_t errlen);
+
+/* Parses one page of $JS.API.CONSUMER.LIST.<stream> and appends a snapshot
+ * per readable consumer to set, recording stream_index. Consumers listed as
+ * missing, offline placeholders and malformed items are counted in page and
+ * in set->unobservable. Return codes as nl_parse_stream_list. */
+int nl_parse_consumer_list(const char *json, size_t len, size_t stream_index,
+                           nl_snapshot_set *set, nl_page_info *page, char *err,
+                           size_t errlen);
+
+/* Parses an RFC 3339 UTC time ("2026-11-29T21:40:01.123456789Z", offsets
+ * allowed) into nanoseconds since the epoch. Returns 0 and sets *out_ns, or
+ * -1 when the text is not such a time. Go's zero time gives 0. */
+int nl_parse_rfc3339(const char *text, int64_t *out_ns);
+
+#endif

@@ -1,0 +1,144 @@
+/* nl_poll.c: one poll of the JetStream API through a request function. */
+#include "nl_poll.h"
+
+#include "nl_parse.h"
+
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int64_t monotonic_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+bool nl_subject_token_valid(const char *name) {
+  if (name[0] == '\0')
+    return false;
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+    if (*p <= ' ' || *p == '.' || *p == '*' || *p == '>' || *p == 0x7f)
+      return false;
+  return true;
+}
+
+bool nl_poll_stream_selected(const nl_poll_config *cfg, const char *name) {
+  bool in = cfg->n_include == 0;
+  for (size_t i = 0; i < cfg->n_include && !in; i++)
+    in = fnmatch(cfg->include[i], name, 0) == 0;
+  for (size_t i = 0; i < cfg->n_exclude && in; i++)
+    in = fnmatch(cfg->exclude[i], name, 0) != 0;
+  return in;
+}
+
+/* Records the first error of the poll. */
+static void note_error(nl_poll_stats *stats, const char *what,
+                       const char *why) {
+  stats->errors++;
+  if (stats->first_error[0] == '\0')
+    snprintf(stats->first_error, sizeof(stats->first_error), "%s: %s", what,
+             why);
+}
+
+typedef int (*page_parser)(const char *json, size_t len, size_t stream_index,
+                           nl_snapshot_set *set, nl_page_info *page, char *err,
+                           size_t errlen);
+
+static int parse_stream_page(const char *json, size_t len, size_t unused,
+                             nl_snapshot_set *set, nl_page_info *page,
+                             char *err, size_t errlen) {
+  (void)unused;
+  return nl_parse_stream_list(json, len, set, page, err, errlen);
+}
+
+typedef struct {
+  const nl_poll_config *cfg;
+  nl_request_fn request;
+  void *ctx;
+  nl_poll_stats *stats;
+  int64_t deadline; /* Monotonic; 0: none. */
+} poll_run;
+
+/* Reads every page of one listing. Returns 0 when all pages were read and
+ * none held unreadable or missing entries, 1 when all were read but some
+ * entries were unobservable, -1 on failure (error recorded). */
+static int read_listing(poll_run *run, const char *subject, page_parser parse,
+                        size_t stream_index, nl_snapshot_set *set) {
+  size_t max_pages = run->cfg->max_pages ? run->cfg->max_pages : 1000;
+  uint64_t offset = 0;
+  int rc = 0;
+  for (size_t n = 0; n < max_pages; n++) {
+    if (run->deadline && monotonic_ns() > run->deadline) {
+      run->stats->cut_off = true;
+      note_error(run->stats, subject, "poll time budget exhausted");
+      return -1;
+    }
+    char payload[64], err[320];
+    char *reply = NULL;
+    size_t len = 0;
+    snprintf(payload, sizeof(payload), "{\"offset\":%llu}",
+             (unsigned long long)offset);
+    run->stats->requests++;
+    if (run->request(run->ctx, subject, payload, &reply, &len, err,
+                     sizeof(err)) != 0) {
+      note_error(run->stats, subject, err);
+      return -1;
+    }
+    run->stats->bytes_received += len;
+    nl_page_info page;
+    int prc = parse(reply, len, stream_index, set, &page, err, sizeof(err));
+    free(reply);
+    if (prc != NL_PARSE_OK) {
+      note_error(run->stats, subject, err);
+      return -1;
+    }
+    if (page.n_skipped > 0 || page.n_missing > 0)
+      rc = 1;
+    offset += page.n_items;
+    if (page.n_items == 0)
+      return rc;
+    /* A full page may be followed by more even when "total" says otherwise
+     * (clustered servers before 2.9.21 report total = page size). */
+    if (offset >= page.total && (page.limit == 0 || page.n_items < page.limit))
+      return rc;
+  }
+  note_error(run->stats, subject, "too many pages");
+  return -1;
+}
+
+int nl_poll_run(const nl_poll_config *cfg, nl_request_fn request, void *ctx,
+                nl_snapshot_set *set, nl_poll_stats *stats) {
+  memset(stats, 0, sizeof(*stats));
+  const char *prefix = cfg->api_prefix ? cfg->api_prefix : "$JS.API";
+  poll_run run = {cfg, request, ctx, stats,
+                  cfg->budget_ns > 0 ? monotonic_ns() + cfg->budget_ns : 0};
+  char subject[2 * NL_NAME_MAX];
+  snprintf(subject, sizeof(subject), "%s.STREAM.LIST", prefix);
+  if (read_listing(&run, subject, parse_stream_page, 0, set) < 0)
+    return -1;
+  /* Keep only the selected streams, in order. */
+  size_t kept = 0;
+  for (size_t i = 0; i < set->n_streams; i++) {
+    if (nl_poll_stream_selected(cfg, set->streams[i].name))
+      set->streams[kept++] = set->streams[i];
+    else
+      nl_stream_snap_clear(&set->streams[i]);
+  }
+  set->n_streams = kept;
+  for (size_t i = 0; i < set->n_streams; i++) {
+    if (!nl_subject_token_valid(set->streams[i].name)) {
+      note_error(stats, "STREAM.LIST", "stream name not usable in a subject");
+      stats->streams_incomplete++;
+      continue;
+    }
+    snprintf(subject, sizeof(subject), "%s.CONSUMER.LIST.%s", prefix,
+             set->streams[i].name);
+    int rc = read_listing(&run, subject, nl_parse_consumer_list, i, set);
+    set->streams[i].consumers_complete = rc == 0;
+    if (rc != 0)
+      stats->streams_incomplete++;
+  }
+  return 0;
+}

@@ -1,0 +1,51 @@
+/* nl_poll.h: one poll of the JetStream API through a request function.
+ *
+ * The poll lists streams (paged $JS.API.STREAM.LIST), keeps those the
+ * include/exclude globs select, and lists each one's consumers (paged
+ * $JS.API.CONSUMER.LIST.<stream>). It knows nothing of the transport: the
+ * caller passes a request function, so fixtures can stand in for a server. */
+#ifndef NL_POLL_H
+#define NL_POLL_H
+
+#include "nl_snapshot.h"
+
+/* Sends payload to subject and waits for one reply. On success returns 0 and
+ * sets *reply (malloc'd, caller frees) and *reply_len; on failure returns -1
+ * with a one-line reason in err. */
+typedef int (*nl_request_fn)(void *ctx, const char *subject,
+                             const char *payload, char **reply,
+                             size_t *reply_len, char *err, size_t errlen);
+
+typedef struct {
+  char **include; /* Stream name globs (fnmatch); none means all. */
+  size_t n_include;
+  char **exclude;
+  size_t n_exclude;
+  const char *api_prefix; /* "$JS.API" when NULL. */
+  size_t max_pages;       /* Per listing; 0 means 1000. */
+  int64_t budget_ns;      /* Stop requesting after this long; 0: no limit. */
+} nl_poll_config;
+
+typedef struct {
+  uint64_t requests;
+  uint64_t errors;
+  uint64_t bytes_received;
+  uint64_t streams_incomplete; /* Streams whose consumers were not all read. */
+  bool cut_off;                /* The budget ran out before the poll ended. */
+  char first_error[256];       /* The first error of this poll, or "". */
+} nl_poll_stats;
+
+/* Returns true when name can stand as one token of a NATS subject: no
+ * white space, control characters, '.', '*' or '>'. */
+bool nl_subject_token_valid(const char *name);
+
+/* Returns true when name is selected by the include and exclude globs. */
+bool nl_poll_stream_selected(const nl_poll_config *cfg, const char *name);
+
+/* Runs one poll into set (which must be empty) and fills stats. Returns 0
+ * when the stream list was read (some consumer lists may still have failed;
+ * those streams have consumers_complete false), or -1 when it was not. */
+int nl_poll_run(const nl_poll_config *cfg, nl_request_fn request, void *ctx,
+                nl_snapshot_set *set, nl_poll_stats *stats);
+
+#endif

@@ -1,0 +1,107 @@
+/* nl_snapshot.h: what one poll of the JetStream API saw, as plain structs.
+ *
+ * A snapshot holds the fields of STREAM.LIST / CONSUMER.LIST items that the
+ * detectors use. Times are nanoseconds since the Unix epoch (server clock) or
+ * durations in nanoseconds; 0 means "absent". Nothing here depends on collectd
+ * or on a network connection. */
+#ifndef NL_SNAPSHOT_H
+#define NL_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Longest stream or consumer name accepted from a reply. NATS itself limits
+ * names to far less; anything longer is a hostile or broken reply. */
+#define NL_NAME_MAX 1024
+
+typedef enum {
+  NL_RETENTION_LIMITS = 0,
+  NL_RETENTION_INTEREST,
+  NL_RETENTION_WORKQUEUE,
+} nl_retention;
+
+typedef enum {
+  NL_ACK_EXPLICIT = 0,
+  NL_ACK_ALL,
+  NL_ACK_NONE,
+} nl_ack_policy;
+
+typedef struct {
+  char *name;
+  nl_retention retention;
+  bool discard_new;
+  int64_t max_msgs;  /* -1 or 0: unlimited */
+  int64_t max_bytes; /* -1 or 0: unlimited */
+  int64_t max_age_ns;
+  int replicas;
+  uint64_t msgs;
+  uint64_t bytes;
+  uint64_t first_seq;
+  uint64_t last_seq;
+  uint64_t num_deleted;
+  uint64_t consumer_count;
+  /* True when every page of CONSUMER.LIST for this stream was read and no
+   * consumer was reported missing or offline. */
+  bool consumers_complete;
+} nl_stream_snap;
+
+typedef struct {
+  char *stream;
+  char *name;
+  size_t stream_index; /* Index of the stream in nl_poll_result.streams. */
+  int64_t created_ns;
+  /* Configuration. */
+  nl_ack_policy ack_policy;
+  int64_t ack_wait_ns;
+  int64_t backoff_first_ns; /* 0 when the consumer has no backoff. */
+  int64_t max_deliver;      /* -1 or 0: unlimited. */
+  int64_t max_ack_pending;  /* -1 or 0: unlimited. */
+  bool filtered;
+  bool push;
+  bool push_bound;
+  bool durable;
+  bool has_deliver_group;
+  /* State. */
+  uint64_t delivered_consumer_seq;
+  uint64_t delivered_stream_seq;
+  uint64_t ack_floor_consumer_seq;
+  uint64_t ack_floor_stream_seq;
+  int64_t delivered_last_ns;
+  int64_t ack_last_ns;
+  uint64_t num_ack_pending;
+  uint64_t num_redelivered;
+  uint64_t num_waiting;
+  uint64_t num_pending;
+} nl_consumer_snap;
+
+/* Everything one poll saw. The set owns its snapshots and their strings. */
+typedef struct {
+  nl_stream_snap *streams;
+  size_t n_streams;
+  size_t cap_streams;
+  nl_consumer_snap *consumers;
+  size_t n_consumers;
+  size_t cap_consumers;
+  /* Consumers the server listed as missing or offline, or item entries that
+   * could not be read, in this poll. */
+  uint64_t unobservable;
+} nl_snapshot_set;
+
+/* Appends a zeroed stream or consumer snapshot and returns it, or NULL when
+ * memory runs out. The pointer is valid until the next append. */
+nl_stream_snap *nl_snapshot_set_add_stream(nl_snapshot_set *set);
+nl_consumer_snap *nl_snapshot_set_add_consumer(nl_snapshot_set *set);
+
+/* Frees everything the set owns and zeroes it. */
+void nl_snapshot_set_clear(nl_snapshot_set *set);
+
+/* Frees the strings a snapshot owns. */
+void nl_stream_snap_clear(nl_stream_snap *s);
+void nl_consumer_snap_clear(nl_consumer_snap *c);
+
+/* Returns the effective redelivery delay of a consumer: the first backoff
+ * step when it has one and it is shorter than ack_wait, else ack_wait. */
+int64_t nl_consumer_redelivery_delay_ns(const nl_consumer_snap *c);
+
+#endif

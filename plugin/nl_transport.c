@@ -1,0 +1,178 @@
+/* nl_transport.c: the cnats connection of one instance. */
+#include "nl_transport.h"
+
+#include <nats/nats.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct nl_transport {
+  natsOptions *opts;
+  natsConnection *conn;
+  int64_t timeout_ms;
+  atomic_uint_fast64_t disconnects;
+};
+
+/* Writes a cnats status and its last error detail into err. */
+static void status_text(natsStatus s, const char *what, char *err,
+                        size_t errlen) {
+  const char *detail = nats_GetLastError(NULL);
+  snprintf(err, errlen, "%s: %s%s%s", what, natsStatus_GetText(s),
+           detail && detail[0] ? " (" : "", detail && detail[0] ? detail : "");
+  if (detail && detail[0])
+    strncat(err, ")", errlen - strlen(err) - 1);
+}
+
+static void on_disconnect(natsConnection *nc, void *closure) {
+  (void)nc;
+  nl_transport *t = closure;
+  atomic_fetch_add(&t->disconnects, 1);
+}
+
+int nl_transport_create(const nl_transport_config *cfg, nl_transport **out,
+                        char *err, size_t errlen) {
+  *out = NULL;
+  if (cfg->n_urls == 0) {
+    snprintf(err, errlen, "no URL configured");
+    return -1;
+  }
+  nl_transport *t = calloc(1, sizeof(*t));
+  if (t == NULL) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  t->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 2000;
+  bool tls = cfg->tls_ca_file || cfg->tls_cert_file;
+  for (size_t i = 0; i < cfg->n_urls; i++)
+    if (strncmp(cfg->urls[i], "tls://", 6) == 0)
+      tls = true;
+  natsStatus s = natsOptions_Create(&t->opts);
+  const char *step = "options";
+  if (s == NATS_OK) {
+    step = "URL";
+    s = natsOptions_SetServers(t->opts, (const char **)cfg->urls,
+                               (int)cfg->n_urls);
+  }
+  if (s == NATS_OK)
+    s = natsOptions_SetTimeout(t->opts, t->timeout_ms);
+  if (s == NATS_OK)
+    s = natsOptions_SetName(t->opts, cfg->name ? cfg->name : "nats-lens");
+  if (s == NATS_OK)
+    s = natsOptions_SetMaxReconnect(t->opts, -1);
+  if (s == NATS_OK)
+    s = natsOptions_SetReconnectWait(t->opts, 1000);
+  if (s == NATS_OK)
+    s = natsOptions_SetDisconnectedCB(t->opts, on_disconnect, t);
+  if (s == NATS_OK && cfg->user) {
+    step = "User/Password";
+    s = natsOptions_SetUserInfo(t->opts, cfg->user, cfg->password);
+  }
+  if (s == NATS_OK && cfg->token) {
+    step = "Token";
+    s = natsOptions_SetToken(t->opts, cfg->token);
+  }
+  if (s == NATS_OK && cfg->credentials_file) {
+    step = "Credentials";
+    s = natsOptions_SetUserCredentialsFromFiles(t->opts, cfg->credentials_file,
+                                                NULL);
+  }
+  if (s == NATS_OK && cfg->nkey_seed_file) {
+    step = "NKeySeed";
+    s = natsOptions_SetNKeyFromSeed(t->opts, NULL, cfg->nkey_seed_file);
+  }
+  if (s == NATS_OK && tls) {
+    step = "TLS";
+    s = natsOptions_SetSecure(t->opts, true);
+  }
+  if (s == NATS_OK && cfg->tls_ca_file) {
+    step = "TLSCA";
+    s = natsOptions_LoadCATrustedCertificates(t->opts, cfg->tls_ca_file);
+  }
+  if (s == NATS_OK && (cfg->tls_cert_file || cfg->tls_key_file)) {
+    step = "TLSCert/TLSKey";
+    s = natsOptions_LoadCertificatesChain(t->opts, cfg->tls_cert_file,
+                                          cfg->tls_key_file);
+  }
+  if (s != NATS_OK) {
+    status_text(s, step, err, errlen);
+    nl_transport_free(t);
+    return -1;
+  }
+  *out = t;
+  return 0;
+}
+
+int nl_transport_connect(nl_transport *t, char *err, size_t errlen) {
+  if (t->conn != NULL)
+    return nl_transport_connected(t) ? 0 : -1;
+  natsStatus s = natsConnection_Connect(&t->conn, t->opts);
+  if (s != NATS_OK) {
+    status_text(s, "connect", err, errlen);
+    t->conn = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+bool nl_transport_connected(nl_transport *t) {
+  return t->conn != NULL &&
+         natsConnection_Status(t->conn) == NATS_CONN_STATUS_CONNECTED;
+}
+
+uint64_t nl_transport_disconnects(nl_transport *t) {
+  return atomic_load(&t->disconnects);
+}
+
+int nl_transport_request(void *ctx, const char *subject, const char *payload,
+                         char **reply, size_t *reply_len, char *err,
+                         size_t errlen) {
+  nl_transport *t = ctx;
+  *reply = NULL;
+  *reply_len = 0;
+  if (!nl_transport_connected(t)) {
+    snprintf(err, errlen, "not connected (cnats is reconnecting)");
+    return -1;
+  }
+  natsMsg *msg = NULL;
+  natsStatus s = natsConnection_RequestString(&msg, t->conn, subject, payload,
+                                              t->timeout_ms);
+  if (s == NATS_NO_RESPONDERS) {
+    snprintf(err, errlen,
+             "no responders: JetStream is not enabled for this account or "
+             "server");
+    return -1;
+  }
+  if (s == NATS_TIMEOUT) {
+    snprintf(err, errlen, "no reply within %lld ms", (long long)t->timeout_ms);
+    return -1;
+  }
+  if (s != NATS_OK) {
+    status_text(s, "request", err, errlen);
+    return -1;
+  }
+  int len = natsMsg_GetDataLength(msg);
+  char *copy = malloc((size_t)len + 1);
+  if (copy == NULL) {
+    natsMsg_Destroy(msg);
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  memcpy(copy, natsMsg_GetData(msg), (size_t)len);
+  copy[len] = '\0';
+  natsMsg_Destroy(msg);
+  *reply = copy;
+  *reply_len = (size_t)len;
+  return 0;
+}
+
+void nl_transport_free(nl_transport *t) {
+  if (t == NULL)
+    return;
+  if (t->conn != NULL) {
+    natsConnection_Close(t->conn);
+    natsConnection_Destroy(t->conn);
+  }
+  natsOptions_Destroy(t->opts);
+  free(t);
+}

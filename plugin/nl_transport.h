@@ -1,0 +1,54 @@
+/* nl_transport.h: the cnats connection of one instance, and requests on it.
+ *
+ * The connection is created once and cnats reconnects by itself (to any seed
+ * URL); requests fail fast while it is not connected. No collectd calls. */
+#ifndef NL_TRANSPORT_H
+#define NL_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+  const char *const *urls; /* Seed URLs (nats:// or tls://). */
+  size_t n_urls;
+  int64_t timeout_ms; /* Per request, and for connecting. */
+  const char *name;   /* Connection name shown by the server. */
+  /* Authentication; NULL when unset. */
+  const char *user;
+  const char *password;
+  const char *token;
+  const char *credentials_file; /* JWT + seed (.creds). */
+  const char *nkey_seed_file;
+  const char *tls_ca_file;
+  const char *tls_cert_file;
+  const char *tls_key_file;
+} nl_transport_config;
+
+typedef struct nl_transport nl_transport;
+
+/* Builds the connection options (files are read now). Returns 0 and sets
+ * *out, or -1 with a one-line reason in err. Does not connect. */
+int nl_transport_create(const nl_transport_config *cfg, nl_transport **out,
+                        char *err, size_t errlen);
+
+/* Connects when no connection exists yet. Once a connection exists cnats
+ * keeps reconnecting on its own. Returns 0 when connected, -1 (reason in
+ * err) otherwise. */
+int nl_transport_connect(nl_transport *t, char *err, size_t errlen);
+
+/* Returns true when the connection is up now. */
+bool nl_transport_connected(nl_transport *t);
+
+/* Returns how many times the connection was lost since creation. */
+uint64_t nl_transport_disconnects(nl_transport *t);
+
+/* An nl_request_fn (see nl_poll.h) on transport ctx. */
+int nl_transport_request(void *ctx, const char *subject, const char *payload,
+                         char **reply, size_t *reply_len, char *err,
+                         size_t errlen);
+
+/* Closes the connection and frees everything. NULL is allowed. */
+void nl_transport_free(nl_transport *t);
+
+#endif

@@ -1,0 +1,101 @@
+/* main.c: runs every unit test of the pure core.
+ * Usage: unit_tests FIXTURE_DIR */
+#include "nl_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int nl_test_failures;
+const char *nl_test_fixture_dir = "tests/fixtures";
+
+char *nl_test_read_fixture(const char *name, size_t *len) {
+  char path[1024];
+  snprintf(path, sizeof(path), "%s/%s", nl_test_fixture_dir, name);
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) {
+    fprintf(stderr, "  missing fixture %s\n", path);
+    return NULL;
+  }
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  if (buf != NULL && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    free(buf);
+    buf = NULL;
+  }
+  fclose(f);
+  if (buf != NULL) {
+    buf[n] = '\0';
+    *len = (size_t)n;
+  }
+  return buf;
+}
+
+#define TESTS(X)                                                               \
+  X(test_parse_stream_list_inline)                                             \
+  X(test_parse_api_error)                                                      \
+  X(test_parse_malformed_replies)                                              \
+  X(test_parse_hostile_items_are_skipped)                                      \
+  X(test_parse_consumer_list_inline)                                           \
+  X(test_parse_rfc3339)                                                        \
+  X(test_parse_recorded_fixtures)                                              \
+  X(test_name_fit)                                                             \
+  X(test_poll_pages_through_consumers)                                         \
+  X(test_poll_pages_past_a_lying_total)                                        \
+  X(test_poll_failed_consumer_list_marks_stream_incomplete)                    \
+  X(test_poll_never_requests_hostile_subjects)                                 \
+  X(test_poll_stream_globs)                                                    \
+  X(test_healthy_no_findings)                                                  \
+  X(test_busy_long_ack_wait_not_missing_progress)                              \
+  X(test_ack_wait_violation_fires_and_clears)                                  \
+  X(test_ack_wait_counts_redeliveries_acked_between_polls)                     \
+  X(test_single_redelivery_is_not_a_finding)                                   \
+  X(test_crash_redelivery_burst_is_not_a_finding)                              \
+  X(test_nak_storm_needs_two_intervals)                                        \
+  X(test_transient_nak_is_not_a_storm)                                         \
+  X(test_missing_progress_long_task)                                           \
+  X(test_max_pending_throttle)                                                 \
+  X(test_max_pending_boundaries)                                               \
+  X(test_sequence_gap_never_acked)                                             \
+  X(test_sequence_gap_skipped_within_interval)                                 \
+  X(test_sequence_gap_not_for_idle_filtered_consumer)                          \
+  X(test_sequence_gap_not_for_floor_behind_first_seq)                          \
+  X(test_sequence_gap_filtered_by_num_pending)                                 \
+  X(test_recreated_consumer_resets_history)                                    \
+  X(test_deleted_consumer_clears_findings)                                     \
+  X(test_unlisted_consumer_of_incomplete_stream_is_kept)
+
+#define DECLARE(name) void name(void);
+TESTS(DECLARE)
+
+typedef struct {
+  const char *name;
+  void (*fn)(void);
+} test_case;
+
+#define ENTRY(name) {#name, name},
+static const test_case tests[] = {TESTS(ENTRY)};
+
+int main(int argc, char **argv) {
+  if (argc > 1)
+    nl_test_fixture_dir = argv[1];
+  const char *only = argc > 2 ? argv[2] : NULL;
+  int passed = 0, failed = 0;
+  for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+    if (only != NULL && strstr(tests[i].name, only) == NULL)
+      continue;
+    int before = nl_test_failures;
+    tests[i].fn();
+    if (nl_test_failures == before) {
+      printf("PASS unit/%s\n", tests[i].name);
+      passed++;
+    } else {
+      printf("FAIL unit/%s\n", tests[i].name);
+      failed++;
+    }
+  }
+  printf("unit: %d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}

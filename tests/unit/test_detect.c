@@ -1,0 +1,518 @@
+/* test_detect.c: detectors and history on synthetic poll sequences.
+ *
+ * Each test drives the engine with one stream and one consumer whose fields
+ * change between polls the way a real nats-server's do in that situation
+ * (see tests/tools/SCENARIOS.md for the recorded traces these follow). */
+#include "nl_engine.h"
+#include "nl_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SEC 1000000000LL
+
+typedef struct {
+  nl_engine *engine;
+  int64_t t;
+  int onsets[NL_CLASS_COUNT];
+  int clears[NL_CLASS_COUNT];
+  int first_onset_poll[NL_CLASS_COUNT];
+  int polls;
+  nl_finding last[NL_CLASS_COUNT];
+  nl_stream_snap stream;
+  nl_consumer_snap consumer;
+} sim;
+
+static void on_transition(void *ud, const char *stream, const char *consumer,
+                          const nl_finding *f, bool active,
+                          const char *reason) {
+  (void)stream, (void)consumer, (void)reason;
+  sim *s = ud;
+  if (active) {
+    if (s->onsets[f->cls]++ == 0)
+      s->first_onset_poll[f->cls] = s->polls;
+    s->last[f->cls] = *f;
+  } else {
+    s->clears[f->cls]++;
+  }
+}
+
+/* A stream of 1000 messages and a healthy pull consumer with ack_wait 30 s. */
+static void sim_init(sim *s) {
+  memset(s, 0, sizeof(*s));
+  nl_detect_params p;
+  nl_detect_params_default(&p);
+  s->engine = nl_engine_create(&p);
+  s->t = 1700000000LL * SEC;
+  s->stream.name = "ORDERS";
+  s->stream.max_msgs = -1;
+  s->stream.max_bytes = -1;
+  s->stream.first_seq = 1;
+  s->stream.last_seq = 1000;
+  s->stream.msgs = 1000;
+  s->stream.consumers_complete = true;
+  s->consumer.stream = "ORDERS";
+  s->consumer.name = "proc";
+  s->consumer.created_ns = 1600000000LL * SEC;
+  s->consumer.ack_wait_ns = 30 * SEC;
+  s->consumer.max_ack_pending = 1000;
+  s->consumer.max_deliver = -1;
+}
+
+static void sim_free(sim *s) { nl_engine_free(s->engine); }
+
+/* Applies one poll with the current stream and consumer fields, then moves
+ * the clock by one second. */
+static void sim_poll(sim *s) {
+  nl_snapshot_set set = {0};
+  set.streams = &s->stream;
+  set.n_streams = 1;
+  set.consumers = &s->consumer;
+  set.n_consumers = 1;
+  nl_engine_sink sink = {NULL, NULL, on_transition};
+  s->polls++;
+  nl_engine_apply(s->engine, &set, s->t, &sink, s);
+  s->t += SEC;
+}
+
+static bool sim_active(sim *s, nl_class cls) {
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(s->engine), "ORDERS", "proc");
+  return st != NULL && st->active[cls] != NULL;
+}
+
+static int total_onsets(const sim *s) {
+  int n = 0;
+  for (int i = 0; i < NL_CLASS_COUNT; i++)
+    n += s->onsets[i];
+  return n;
+}
+
+/* Delivers n new messages, all acked within the interval. */
+static void healthy_step(sim *s, unsigned n) {
+  nl_consumer_snap *c = &s->consumer;
+  s->stream.last_seq += n;
+  c->delivered_consumer_seq += n;
+  c->delivered_stream_seq += n;
+  c->ack_floor_stream_seq = c->delivered_stream_seq - 1;
+  c->ack_last_ns = s->t - SEC / 10;
+  c->num_ack_pending = 1;
+  c->num_pending = 3;
+}
+
+void test_healthy_no_findings(void) {
+  sim s;
+  sim_init(&s);
+  for (int i = 0; i < 120; i++) {
+    healthy_step(&s, 10);
+    sim_poll(&s);
+  }
+  CHECK_EQ_U(total_onsets(&s), 0);
+  sim_free(&s);
+}
+
+void test_busy_long_ack_wait_not_missing_progress(void) {
+  /* The research tool fires MISSING_PROGRESS at ack-pending ratio >= 0.9
+   * with ack_wait > 30 s. A busy consumer without redeliveries is healthy. */
+  sim s;
+  sim_init(&s);
+  s.consumer.ack_wait_ns = 120 * SEC;
+  s.consumer.max_ack_pending = 100;
+  for (int i = 0; i < 60; i++) {
+    healthy_step(&s, 5);
+    s.consumer.num_ack_pending = 95;
+    s.consumer.ack_floor_stream_seq = s.consumer.delivered_stream_seq - 95;
+    sim_poll(&s);
+  }
+  CHECK_EQ_U(total_onsets(&s), 0);
+  sim_free(&s);
+}
+
+/* ack_wait 2 s, processing 3 s: two expiry redeliveries each second while
+ * acks (and the floor) keep moving. */
+static void ack_wait_step(sim *s) {
+  nl_consumer_snap *c = &s->consumer;
+  c->delivered_consumer_seq += 3;
+  c->delivered_stream_seq += 1;
+  c->ack_floor_stream_seq += 1;
+  c->ack_last_ns = s->t - SEC / 10;
+  c->num_ack_pending = 4;
+  c->num_redelivered = 3;
+  c->num_pending = 20;
+}
+
+void test_ack_wait_violation_fires_and_clears(void) {
+  sim s;
+  sim_init(&s);
+  s.consumer.ack_wait_ns = 2 * SEC;
+  healthy_step(&s, 1);
+  sim_poll(&s);
+  for (int i = 0; i < 5; i++) {
+    ack_wait_step(&s);
+    sim_poll(&s);
+  }
+  CHECK(sim_active(&s, NL_ACK_WAIT_VIOLATION));
+  /* Poll 1 is the baseline; redeliveries show at polls 2 and 3. */
+  CHECK_EQ_U(s.first_onset_poll[NL_ACK_WAIT_VIOLATION], 3);
+  CHECK(!sim_active(&s, NL_NAK_STORM));
+  CHECK(!sim_active(&s, NL_MISSING_PROGRESS));
+  const nl_finding *f = &s.last[NL_ACK_WAIT_VIOLATION];
+  CHECK(nl_finding_get(f, "redeliveries", 0) >= 4);
+  CHECK(strstr(f->fix_command, "nats consumer edit ORDERS proc --wait") ==
+        f->fix_command);
+  CHECK(f->severity == NL_SEVERITY_CRITICAL);
+  /* The fix: ack_wait raised, no more redeliveries. */
+  s.consumer.ack_wait_ns = 10 * SEC;
+  int polls_to_clear = 0;
+  while (sim_active(&s, NL_ACK_WAIT_VIOLATION) && polls_to_clear < 60) {
+    healthy_step(&s, 1);
+    sim_poll(&s);
+    polls_to_clear++;
+  }
+  CHECK(!sim_active(&s, NL_ACK_WAIT_VIOLATION));
+  CHECK_EQ_U(s.clears[NL_ACK_WAIT_VIOLATION], 1);
+  sim_free(&s);
+}
+
+void test_ack_wait_counts_redeliveries_acked_between_polls(void) {
+  /* num_redelivered is a gauge: redelivered messages acked before the next
+   * poll leave it at 0. The redeliveries still count. */
+  sim s;
+  sim_init(&s);
+  s.consumer.ack_wait_ns = 2 * SEC;
+  healthy_step(&s, 1);
+  sim_poll(&s);
+  for (int i = 0; i < 4; i++) {
+    ack_wait_step(&s);
+    s.consumer.num_redelivered = 0;
+    sim_poll(&s);
+  }
+  CHECK(sim_active(&s, NL_ACK_WAIT_VIOLATION));
+  sim_free(&s);
+}
+
+void test_single_redelivery_is_not_a_finding(void) {
+  sim s;
+  sim_init(&s);
+  healthy_step(&s, 5);
+  sim_poll(&s);
+  healthy_step(&s, 5);
+  s.consumer.delivered_consumer_seq += 1; /* One redelivery. */
+  s.consumer.num_redelivered = 1;
+  sim_poll(&s);
+  for (int i = 0; i < 10; i++) {
+    healthy_step(&s, 5);
+    sim_poll(&s);
+  }
+  CHECK_EQ_U(total_onsets(&s), 0);
+  sim_free(&s);
+}
+
+void test_crash_redelivery_burst_is_not_a_finding(void) {
+  /* A worker died holding 8 messages; they expire together once and are
+   * redelivered to another worker. That is the guarantee working. */
+  sim s;
+  sim_init(&s);
+  s.consumer.ack_wait_ns = 5 * SEC;
+  for (int i = 0; i < 5; i++) {
+    healthy_step(&s, 5);
+    sim_poll(&s);
+  }
+  healthy_step(&s, 5);
+  s.consumer.delivered_consumer_seq += 8;
+  s.consumer.num_ack_pending = 9;
+  sim_poll(&s);
+  for (int i = 0; i < 10; i++) {
+    healthy_step(&s, 5);
+    sim_poll(&s);
+  }
+  CHECK_EQ_U(total_onsets(&s), 0);
+  sim_free(&s);
+}
+
+/* One poison message NAKed in a loop: 40 redeliveries a second, the floor
+ * pinned, one message outstanding. */
+static void nak_step(sim *s) {
+  nl_consumer_snap *c = &s->consumer;
+  c->delivered_consumer_seq += 40;
+  c->num_ack_pending = 1;
+  c->num_redelivered = 1;
+  c->num_pending = 10;
+}
+
+void test_nak_storm_needs_two_intervals(void) {
+  sim s;
+  sim_init(&s);
+  healthy_step(&s, 5);
+  sim_poll(&s);
+  nak_step(&s);
+  sim_poll(&s);
+  CHECK(!sim_active(&s, NL_NAK_STORM)); /* One interval: transient. */
+  nak_step(&s);
+  sim_poll(&s);
+  CHECK(sim_active(&s, NL_NAK_STORM));
+  CHECK_EQ_U(s.first_onset_poll[NL_NAK_STORM], 3);
+  CHECK(!sim_active(&s, NL_ACK_WAIT_VIOLATION));
+  CHECK(!sim_active(&s, NL_MISSING_PROGRESS));
+  const nl_finding *f = &s.last[NL_NAK_STORM];
+  CHECK(nl_finding_get(f, "redeliveries_per_s", 0) >= 39);
+  CHECK(strstr(f->fix_command, "--max-deliver") != NULL);
+  /* Fixed (poison message terminated): floor moves, no redeliveries. */
+  healthy_step(&s, 5);
+  sim_poll(&s);
+  CHECK(!sim_active(&s, NL_NAK_STORM));
+  sim_free(&s);
+}
+
+void test_transient_nak_is_not_a_storm(void) {
+  sim s;
+  sim_init(&s);
+  healthy_step(&s, 5);
+  sim_poll(&s);
+  nak_step(&s);
+  sim_poll(&s);
+  healthy_step(&s, 5);
+  sim_poll(&s);
+  nak_step(&s);
+  sim_poll(&s);
+  healthy_step(&s, 5);
+  sim_poll(&s);
+  CHECK_EQ_U(s.onsets[NL_NAK_STORM], 0);
+  sim_free(&s);
+}
+
+void test_missing_progress_long_task(void) {
+  /* ack_wait 2 s; stream sequence 101 is a long task without in-progress
+   * acks: redelivered every 2 s while later messages are acked. */
+  sim s;
+  sim_init(&s);
+  nl_consumer_snap *c = &s.consumer;
+  c->ack_wait_ns = 2 * SEC;
+  healthy_step(&s, 100);
+  c->ack_floor_stream_seq = 100;
+  sim_poll(&s);
+  for (int i = 0; i < 8; i++) {
+    c->delivered_stream_seq += 5;
+    c->delivered_consumer_seq += 5 + (i % 2); /* The stuck message again. */
+    c->ack_last_ns = s.t - SEC / 10;
+    c->num_ack_pending = 2;
+    c->num_redelivered = 1;
+    sim_poll(&s);
+  }
+  CHECK(sim_active(&s, NL_MISSING_PROGRESS));
+  CHECK(!sim_active(&s, NL_ACK_WAIT_VIOLATION));
+  CHECK(!sim_active(&s, NL_NAK_STORM));
+  /* Fires once the floor stood for 2 x ack_wait: poll 5, 4 s after the
+   * baseline. */
+  CHECK_EQ_U(s.first_onset_poll[NL_MISSING_PROGRESS], 5);
+  CHECK_EQ_U(
+      nl_finding_get(&s.last[NL_MISSING_PROGRESS], "stuck_stream_seq", 0), 101);
+  /* The task finishes: the floor moves on. */
+  healthy_step(&s, 5);
+  sim_poll(&s);
+  CHECK(!sim_active(&s, NL_MISSING_PROGRESS));
+  CHECK_EQ_U(s.clears[NL_MISSING_PROGRESS], 1);
+  sim_free(&s);
+}
+
+void test_max_pending_throttle(void) {
+  sim s;
+  sim_init(&s);
+  nl_consumer_snap *c = &s.consumer;
+  c->max_ack_pending = 5;
+  c->num_ack_pending = 5;
+  c->num_pending = 45;
+  sim_poll(&s);
+  CHECK(sim_active(&s, NL_MAX_PENDING_THROTTLE));
+  CHECK_EQ_U(s.first_onset_poll[NL_MAX_PENDING_THROTTLE], 1);
+  CHECK(strstr(s.last[NL_MAX_PENDING_THROTTLE].fix_command,
+               "--max-pending 10") != NULL);
+  c->num_pending = 0; /* At the cap with nothing waiting: not throttled. */
+  sim_poll(&s);
+  CHECK(!sim_active(&s, NL_MAX_PENDING_THROTTLE));
+  sim_free(&s);
+}
+
+void test_max_pending_boundaries(void) {
+  sim s;
+  sim_init(&s);
+  nl_consumer_snap *c = &s.consumer;
+  c->max_ack_pending = 100;
+  c->num_ack_pending = 85; /* Ratio 0.85. */
+  c->num_pending = 500;
+  sim_poll(&s);
+  c->ack_policy = NL_ACK_NONE; /* At the cap but no acks expected. */
+  c->num_ack_pending = 100;
+  sim_poll(&s);
+  c->ack_policy = NL_ACK_EXPLICIT;
+  c->max_ack_pending = -1; /* Unlimited. */
+  sim_poll(&s);
+  CHECK_EQ_U(total_onsets(&s), 0);
+  sim_free(&s);
+}
+
+void test_sequence_gap_never_acked(void) {
+  /* max_msgs 100, 300 published, the consumer never fetched: sequences
+   * 1-200 are gone. The research tool misses this (ack floor 0). */
+  sim s;
+  sim_init(&s);
+  s.stream.max_msgs = 100;
+  s.stream.msgs = 100;
+  s.stream.first_seq = 201;
+  s.stream.last_seq = 300;
+  s.consumer.num_pending = 100;
+  sim_poll(&s);
+  CHECK(sim_active(&s, NL_SEQUENCE_GAP));
+  CHECK_EQ_U(s.first_onset_poll[NL_SEQUENCE_GAP], 1);
+  const nl_finding *f = &s.last[NL_SEQUENCE_GAP];
+  CHECK_EQ_U(nl_finding_get(f, "lost_messages", 0), 200);
+  CHECK_EQ_U(nl_finding_get(f, "first_lost_seq", 0), 1);
+  CHECK_EQ_U(nl_finding_get(f, "last_lost_seq", 0), 200);
+  CHECK(strstr(f->fix_command, "nats stream edit ORDERS --max-msgs") != NULL);
+  /* 50 more published and evicted while still idle: 50 more lost. */
+  s.stream.first_seq = 251;
+  s.stream.last_seq = 350;
+  sim_poll(&s);
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(s.engine), "ORDERS", "proc");
+  CHECK_EQ_U(st->lost_total, 250);
+  /* The consumer reads from the head on: no new loss, the finding clears. */
+  s.consumer.delivered_stream_seq = 350;
+  s.consumer.delivered_consumer_seq = 100;
+  s.consumer.ack_floor_stream_seq = 350;
+  s.consumer.num_pending = 0;
+  sim_poll(&s);
+  CHECK(!sim_active(&s, NL_SEQUENCE_GAP));
+  CHECK_EQ_U(st->lost_total, 250);
+  sim_free(&s);
+}
+
+void test_sequence_gap_skipped_within_interval(void) {
+  /* The consumer was at 10; eviction moved the head to 200 and the consumer
+   * read 200-205 before the next poll. At least 190 - 6 were lost. */
+  sim s;
+  sim_init(&s);
+  s.consumer.delivered_stream_seq = 10;
+  s.consumer.delivered_consumer_seq = 10;
+  s.consumer.ack_floor_stream_seq = 10;
+  sim_poll(&s);
+  s.stream.first_seq = 200;
+  s.stream.last_seq = 300;
+  s.consumer.delivered_stream_seq = 205;
+  s.consumer.delivered_consumer_seq = 16;
+  sim_poll(&s);
+  CHECK(sim_active(&s, NL_SEQUENCE_GAP));
+  CHECK_EQ_U(nl_finding_get(&s.last[NL_SEQUENCE_GAP], "lost_messages", 0), 183);
+  sim_free(&s);
+}
+
+void test_sequence_gap_not_for_idle_filtered_consumer(void) {
+  /* A filtered consumer whose subject is idle sits behind first_seq while
+   * other subjects are evicted: nothing of its own was lost. */
+  sim s;
+  sim_init(&s);
+  s.consumer.filtered = true;
+  s.consumer.delivered_stream_seq = 50;
+  s.consumer.ack_floor_stream_seq = 50;
+  for (int i = 0; i < 10; i++) {
+    s.stream.first_seq = 100 + 100 * i;
+    s.stream.last_seq = 1000 + 100 * i;
+    sim_poll(&s);
+  }
+  CHECK_EQ_U(s.onsets[NL_SEQUENCE_GAP], 0);
+  sim_free(&s);
+}
+
+void test_sequence_gap_not_for_floor_behind_first_seq(void) {
+  /* WorkQueue: acked messages leave the stream, so first_seq passes the ack
+   * floor (out-of-order acks) with nothing lost. */
+  sim s;
+  sim_init(&s);
+  s.stream.retention = NL_RETENTION_WORKQUEUE;
+  s.consumer.delivered_stream_seq = 500;
+  s.consumer.delivered_consumer_seq = 500;
+  s.consumer.ack_floor_stream_seq = 400;
+  s.stream.first_seq = 450;
+  for (int i = 0; i < 5; i++)
+    sim_poll(&s);
+  CHECK_EQ_U(total_onsets(&s), 0);
+  sim_free(&s);
+}
+
+void test_sequence_gap_filtered_by_num_pending(void) {
+  /* Filtered consumer: num_pending fell by 80 while only 5 were delivered. */
+  sim s;
+  sim_init(&s);
+  s.consumer.filtered = true;
+  s.consumer.num_pending = 100;
+  sim_poll(&s);
+  s.consumer.num_pending = 15;
+  s.consumer.delivered_consumer_seq += 5;
+  s.consumer.delivered_stream_seq += 5;
+  sim_poll(&s);
+  CHECK(sim_active(&s, NL_SEQUENCE_GAP));
+  CHECK_EQ_U(nl_finding_get(&s.last[NL_SEQUENCE_GAP], "lost_messages", 0), 80);
+  sim_free(&s);
+}
+
+void test_recreated_consumer_resets_history(void) {
+  /* Deleted and recreated between polls: counters jump back. No finding. */
+  sim s;
+  sim_init(&s);
+  for (int i = 0; i < 5; i++) {
+    healthy_step(&s, 100);
+    sim_poll(&s);
+  }
+  s.consumer.created_ns += 10 * SEC;
+  s.consumer.delivered_consumer_seq = 3;
+  s.consumer.delivered_stream_seq = s.stream.last_seq;
+  s.consumer.ack_floor_stream_seq = s.stream.last_seq;
+  s.consumer.num_pending = 0;
+  sim_poll(&s);
+  for (int i = 0; i < 5; i++) {
+    healthy_step(&s, 10);
+    sim_poll(&s);
+  }
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(s.engine), "ORDERS", "proc");
+  CHECK_EQ_U(st->resets, 1);
+  CHECK_EQ_U(total_onsets(&s), 0);
+  sim_free(&s);
+}
+
+void test_deleted_consumer_clears_findings(void) {
+  sim s;
+  sim_init(&s);
+  s.consumer.max_ack_pending = 5;
+  s.consumer.num_ack_pending = 5;
+  s.consumer.num_pending = 45;
+  sim_poll(&s);
+  CHECK(sim_active(&s, NL_MAX_PENDING_THROTTLE));
+  nl_snapshot_set empty = {0};
+  empty.streams = &s.stream;
+  empty.n_streams = 1;
+  nl_engine_sink sink = {NULL, NULL, on_transition};
+  nl_engine_apply(s.engine, &empty, s.t, &sink, &s);
+  CHECK_EQ_U(s.clears[NL_MAX_PENDING_THROTTLE], 1);
+  CHECK_EQ_U(nl_registry_size(nl_engine_registry(s.engine)), 0);
+  sim_free(&s);
+}
+
+void test_unlisted_consumer_of_incomplete_stream_is_kept(void) {
+  sim s;
+  sim_init(&s);
+  s.consumer.max_ack_pending = 5;
+  s.consumer.num_ack_pending = 5;
+  s.consumer.num_pending = 45;
+  sim_poll(&s);
+  nl_snapshot_set partial = {0};
+  s.stream.consumers_complete = false;
+  partial.streams = &s.stream;
+  partial.n_streams = 1;
+  nl_engine_sink sink = {NULL, NULL, on_transition};
+  size_t kept = nl_engine_apply(s.engine, &partial, s.t, &sink, &s);
+  CHECK_EQ_U(kept, 1);
+  CHECK_EQ_U(s.clears[NL_MAX_PENDING_THROTTLE], 0);
+  CHECK(sim_active(&s, NL_MAX_PENDING_THROTTLE));
+  sim_free(&s);
+}

@@ -1,0 +1,153 @@
+/* test_poll.c: paging, selection and failures of one poll, against a fake
+ * server that answers from generated JSON. */
+#include "nl_poll.h"
+#include "nl_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  unsigned n_consumers;     /* Consumers of stream "BIG". */
+  bool lie_total;           /* Report total = page size (2.9 cluster bug). */
+  bool fail_consumers;      /* CONSUMER.LIST of "BIG" times out. */
+  const char *extra_stream; /* A further stream name, may be hostile. */
+  unsigned requests;
+  char subjects[64][128];
+} fake_server;
+
+static char *append(char *buf, size_t *len, size_t *cap, const char *s) {
+  size_t n = strlen(s);
+  if (*len + n + 1 > *cap) {
+    *cap = (*len + n + 1) * 2;
+    buf = realloc(buf, *cap);
+  }
+  memcpy(buf + *len, s, n + 1);
+  *len += n;
+  return buf;
+}
+
+static int fake_request(void *ctx, const char *subject, const char *payload,
+                        char **reply, size_t *reply_len, char *err,
+                        size_t errlen) {
+  fake_server *f = ctx;
+  if (f->requests < 64)
+    snprintf(f->subjects[f->requests], 128, "%s %s", subject, payload);
+  f->requests++;
+  unsigned long long offset = 0;
+  sscanf(payload, "{\"offset\":%llu}", &offset);
+  char item[512];
+  size_t len = 0, cap = 0;
+  char *buf = NULL;
+  if (strcmp(subject, "$JS.API.STREAM.LIST") == 0) {
+    snprintf(item, sizeof(item),
+             "{\"total\":%d,\"offset\":%llu,\"limit\":256,\"streams\":[",
+             f->extra_stream ? 3 : 2, offset);
+    buf = append(buf, &len, &cap, item);
+    if (offset == 0)
+      buf = append(buf, &len, &cap,
+                   "{\"config\":{\"name\":\"BIG\"},\"state\":{}},"
+                   "{\"config\":{\"name\":\"skip_me\"},\"state\":{}}");
+    if (f->extra_stream && offset == 0) {
+      snprintf(item, sizeof(item),
+               ",{\"config\":{\"name\":\"%s\"},\"state\":{}}", f->extra_stream);
+      buf = append(buf, &len, &cap, item);
+    }
+    buf = append(buf, &len, &cap, "]}");
+  } else if (strcmp(subject, "$JS.API.CONSUMER.LIST.BIG") == 0) {
+    if (f->fail_consumers) {
+      snprintf(err, errlen, "no reply within 100 ms");
+      return -1;
+    }
+    unsigned end =
+        offset + 256 < f->n_consumers ? offset + 256 : f->n_consumers;
+    snprintf(item, sizeof(item),
+             "{\"total\":%u,\"offset\":%llu,\"limit\":256,\"consumers\":[",
+             f->lie_total ? 256 : f->n_consumers, offset);
+    buf = append(buf, &len, &cap, item);
+    for (unsigned i = offset; i < end; i++) {
+      snprintf(item, sizeof(item),
+               "%s{\"name\":\"c%u\",\"config\":{\"ack_wait\":30000000000},"
+               "\"delivered\":{},\"ack_floor\":{}}",
+               i == offset ? "" : ",", i);
+      buf = append(buf, &len, &cap, item);
+    }
+    buf = append(buf, &len, &cap, "]}");
+  } else {
+    buf = append(buf, &len, &cap,
+                 "{\"total\":0,\"offset\":0,\"limit\":256,\"consumers\":[]}");
+  }
+  *reply = buf;
+  *reply_len = len;
+  return 0;
+}
+
+static char *exclude_globs[] = {"skip_*"};
+
+void test_poll_pages_through_consumers(void) {
+  fake_server f = {.n_consumers = 600};
+  nl_poll_config cfg = {.exclude = exclude_globs, .n_exclude = 1};
+  nl_snapshot_set set = {0};
+  nl_poll_stats stats;
+  CHECK(nl_poll_run(&cfg, fake_request, &f, &set, &stats) == 0);
+  CHECK_EQ_U(set.n_streams, 1);
+  CHECK_EQ_U(set.n_consumers, 600);
+  /* 1 stream list + ceil(600 / 256) consumer pages. */
+  CHECK_EQ_U(stats.requests, 4);
+  CHECK_EQ_U(stats.errors, 0);
+  CHECK(set.streams[0].consumers_complete);
+  CHECK(strstr(f.subjects[3], "{\"offset\":512}") != NULL);
+  nl_snapshot_set_clear(&set);
+}
+
+void test_poll_pages_past_a_lying_total(void) {
+  /* nats-server < 2.9.21 in a cluster reports total = 256 for CONSUMER.LIST;
+   * the poll must not stop after the first page. */
+  fake_server f = {.n_consumers = 300, .lie_total = true};
+  nl_poll_config cfg = {0};
+  nl_snapshot_set set = {0};
+  nl_poll_stats stats;
+  CHECK(nl_poll_run(&cfg, fake_request, &f, &set, &stats) == 0);
+  CHECK_EQ_U(set.n_consumers, 300);
+  nl_snapshot_set_clear(&set);
+}
+
+void test_poll_failed_consumer_list_marks_stream_incomplete(void) {
+  fake_server f = {.n_consumers = 10, .fail_consumers = true};
+  nl_poll_config cfg = {0};
+  nl_snapshot_set set = {0};
+  nl_poll_stats stats;
+  CHECK(nl_poll_run(&cfg, fake_request, &f, &set, &stats) == 0);
+  CHECK_EQ_U(stats.errors, 1);
+  CHECK_EQ_U(stats.streams_incomplete, 1);
+  CHECK(!set.streams[0].consumers_complete);
+  CHECK(set.streams[1].consumers_complete);
+  CHECK(strstr(stats.first_error, "CONSUMER.LIST.BIG") != NULL);
+  nl_snapshot_set_clear(&set);
+}
+
+void test_poll_never_requests_hostile_subjects(void) {
+  /* A stream name with subject wildcards must not become a request. */
+  fake_server f = {.n_consumers = 1, .extra_stream = "x.>"};
+  nl_poll_config cfg = {0};
+  nl_snapshot_set set = {0};
+  nl_poll_stats stats;
+  CHECK(nl_poll_run(&cfg, fake_request, &f, &set, &stats) == 0);
+  for (unsigned i = 0; i < f.requests && i < 64; i++)
+    CHECK(strstr(f.subjects[i], ">") == NULL);
+  CHECK_EQ_U(stats.streams_incomplete, 1);
+  nl_snapshot_set_clear(&set);
+}
+
+void test_poll_stream_globs(void) {
+  char *inc[] = {"ORD*", "PAY"};
+  char *exc[] = {"ORDERS_TEST"};
+  nl_poll_config cfg = {
+      .include = inc, .n_include = 2, .exclude = exc, .n_exclude = 1};
+  CHECK(nl_poll_stream_selected(&cfg, "ORDERS"));
+  CHECK(nl_poll_stream_selected(&cfg, "PAY"));
+  CHECK(!nl_poll_stream_selected(&cfg, "PAYMENTS"));
+  CHECK(!nl_poll_stream_selected(&cfg, "ORDERS_TEST"));
+  nl_poll_config all = {0};
+  CHECK(nl_poll_stream_selected(&all, "anything"));
+}
