@@ -131,20 +131,44 @@ static bool detect_nak_storm(const nl_consumer_state *st,
   return true;
 }
 
-/* Counts expiry-driven redeliveries in the window. */
-static void expiry_window(const nl_consumer_state *st, int64_t now_ns,
-                          int64_t window_ns, unsigned *intervals,
-                          uint64_t *redeliveries) {
-  *intervals = 0;
-  *redeliveries = 0;
+/* What the recent expiry-driven redeliveries show. */
+typedef struct {
+  unsigned intervals;    /* Polled intervals that saw them. */
+  uint64_t redeliveries; /* Their sum. */
+  int64_t newest_ns;     /* Poll time of the newest, 0 when none. */
+  int64_t span_ns;       /* Newest minus oldest. */
+  int64_t max_gap_ns;    /* Longest time between two of them. */
+} expiry_rounds;
+
+/* Collects the redeliveries, within the window, that ack_wait expiry
+ * explains, that happened while the consumer was acking, and that do not
+ * belong to a stuck period long enough to be MISSING_PROGRESS. */
+static void collect_expiry_rounds(const nl_consumer_state *st, int64_t now_ns,
+                                  int64_t window_ns, int64_t stuck_limit_ns,
+                                  expiry_rounds *r) {
+  memset(r, 0, sizeof(*r));
+  int64_t later = 0;
   for (unsigned k = 0;; k++) {
     const nl_redelivery_event *e = nl_state_event(st, k);
     if (e == NULL || now_ns - e->t_ns > window_ns)
       break;
-    if (e->beyond_expiry)
+    if (e->beyond_expiry || !e->while_acking)
       continue;
-    (*intervals)++;
-    *redeliveries += e->redeliveries;
+    /* Redeliveries of a message left behind belong to MISSING_PROGRESS when
+     * the floor stood long enough for it (or still stands). */
+    if (e->stuck_since_ns != 0 &&
+        (e->stuck_len_ns >= stuck_limit_ns ||
+         (e->stuck_len_ns == 0 && e->stuck_since_ns == st->stuck_since_ns &&
+          st->acked_since_floor)))
+      continue;
+    if (r->intervals == 0)
+      r->newest_ns = e->t_ns;
+    else if (later - e->t_ns > r->max_gap_ns)
+      r->max_gap_ns = later - e->t_ns;
+    later = e->t_ns;
+    r->intervals++;
+    r->redeliveries += e->redeliveries;
+    r->span_ns = r->newest_ns - e->t_ns;
   }
 }
 
@@ -159,9 +183,11 @@ static bool detect_missing_progress(const nl_consumer_state *st,
   if (c->ack_policy == NL_ACK_NONE || s0 == NULL || delay <= 0 ||
       c->num_ack_pending == 0)
     return false;
+  if (!st->acked_since_floor || st->redelivered_since_floor == 0)
+    return false;
+  int64_t stuck = s0->t_ns - st->stuck_since_ns;
   int64_t pinned = s0->t_ns - st->floor_since_ns;
-  if ((double)pinned < p->missing_progress_factor * (double)delay ||
-      !st->acked_since_floor || st->redelivered_since_floor == 0)
+  if ((double)stuck < p->missing_progress_factor * (double)delay)
     return false;
   double rec = recommend_ack_wait_s(st, c);
   finding_init(f, NL_MISSING_PROGRESS);
@@ -204,21 +230,40 @@ static bool detect_ack_wait(const nl_consumer_state *st,
   int64_t delay = nl_consumer_redelivery_delay_ns(c);
   if (c->ack_policy == NL_ACK_NONE || s1 == NULL || delay <= 0)
     return false;
-  int64_t dt = s0->t_ns - s1->t_ns;
-  int64_t window = 3 * dt > 2 * delay + dt ? 3 * dt : 2 * delay + dt;
-  unsigned intervals;
-  uint64_t redeliveries;
-  expiry_window(st, s0->t_ns, window, &intervals, &redeliveries);
-  bool alive =
-      st->last_ack_change_ns > 0 && s0->t_ns - st->last_ack_change_ns <= window;
-  if (intervals < p->ack_wait_min_intervals ||
-      redeliveries < p->ack_wait_min_redeliveries || !alive)
+  /* While the floor stands with later messages acked and redeliveries, the
+   * case is MISSING_PROGRESS until the floor moves (at most factor x delay
+   * later); do not name it ACK_WAIT_VIOLATION first. */
+  if (st->active[NL_ACK_WAIT_VIOLATION] == NULL && st->acked_since_floor &&
+      st->redelivered_since_floor > 0)
     return false;
+  /* Expiry rounds recur about once per processing cycle, which can be
+   * several times ack_wait: look back 10 x delay for a repeat. */
+  int64_t dt = s0->t_ns - s1->t_ns;
+  int64_t window = 10 * delay + 3 * dt;
+  expiry_rounds r;
+  collect_expiry_rounds(st, s0->t_ns, window,
+                        (int64_t)(p->missing_progress_factor * (double)delay),
+                        &r);
+  /* Messages orphaned by a crashed worker all expire within one delay of
+   * the crash: only redeliveries recurring over a longer span are the
+   * consumer's own processing outlasting ack_wait. The finding holds while
+   * rounds keep coming at their observed pace. */
+  int64_t hold = 4 * delay + dt;
+  if (r.max_gap_ns + r.max_gap_ns / 2 > hold)
+    hold = r.max_gap_ns + r.max_gap_ns / 2;
+  if (r.intervals < p->ack_wait_min_intervals ||
+      r.redeliveries < p->ack_wait_min_redeliveries ||
+      r.span_ns <= delay + dt || s0->t_ns - r.newest_ns > hold)
+    return false;
+  uint64_t redeliveries = r.redeliveries;
+  unsigned intervals = r.intervals;
+  int64_t span = r.span_ns;
   double rec = recommend_ack_wait_s(st, c);
   finding_init(f, NL_ACK_WAIT_VIOLATION);
   nl_finding_add(f, "redeliveries", (double)redeliveries);
   nl_finding_add(f, "intervals_with_redeliveries", (double)intervals);
   nl_finding_add(f, "window_s", seconds(window));
+  nl_finding_add(f, "recurring_over_s", seconds(span));
   nl_finding_add(f, "ack_wait_s", seconds(c->ack_wait_ns));
   nl_finding_add(f, "num_ack_pending", (double)c->num_ack_pending);
   nl_finding_add(f, "num_redelivered", (double)c->num_redelivered);

@@ -120,6 +120,7 @@ static void state_reset(nl_consumer_state *st, int64_t created_ns) {
   st->lost_last_seq = 0;
   st->last_ack_change_ns = 0;
   st->floor_since_ns = 0;
+  st->stuck_since_ns = 0;
   st->acked_since_floor = false;
   st->redelivered_since_floor = 0;
   st->longest_pin_ns = 0;
@@ -179,6 +180,18 @@ static void account_loss(nl_consumer_state *st, const nl_sample *prev,
   st->lost_total += lost;
 }
 
+/* Records the length of the stuck period that just ended in the events
+ * that happened during it. */
+static void close_stuck_period(nl_consumer_state *st, int64_t now_ns) {
+  for (unsigned k = 0;; k++) {
+    nl_redelivery_event *e = (nl_redelivery_event *)nl_state_event(st, k);
+    if (e == NULL)
+      break;
+    if (e->stuck_since_ns == st->stuck_since_ns && e->stuck_len_ns == 0)
+      e->stuck_len_ns = now_ns - st->stuck_since_ns;
+  }
+}
+
 /* Fills the interval fields of cur from prev and updates running figures. */
 static void account_interval(nl_consumer_state *st, const nl_sample *prev,
                              nl_sample *cur, const nl_consumer_snap *c,
@@ -206,26 +219,39 @@ static void account_interval(nl_consumer_state *st, const nl_sample *prev,
                            : (double)outstanding;
   cur->beyond_expiry = (double)cur->redeliveries > bound;
   st->redelivered_total += cur->redeliveries;
+  if (cur->acked)
+    st->last_ack_change_ns = now_ns;
   if (cur->redeliveries > 0) {
     nl_redelivery_event *e = &st->events[st->n_events % NL_EVENTS_LEN];
     e->t_ns = now_ns;
     e->redeliveries = cur->redeliveries;
     e->beyond_expiry = cur->beyond_expiry;
+    e->while_acking =
+        st->last_ack_change_ns > 0 &&
+        now_ns - st->last_ack_change_ns <= delay + (cur->t_ns - prev->t_ns);
+    e->stuck_since_ns = st->acked_since_floor ? st->stuck_since_ns : 0;
+    e->stuck_len_ns = 0;
     st->n_events++;
   }
-  if (cur->acked)
-    st->last_ack_change_ns = now_ns;
   /* The floor "stands" while it keeps its value with work outstanding. */
   if (cur->floor_moved || cur->num_ack_pending == 0) {
+    if (st->acked_since_floor)
+      close_stuck_period(st, now_ns);
     st->floor_since_ns = now_ns;
     st->acked_since_floor = false;
+    st->stuck_since_ns = 0;
     st->redelivered_since_floor = 0;
-  } else {
-    if (cur->acked)
-      st->acked_since_floor = true;
+    return;
+  }
+  if (now_ns - st->floor_since_ns > st->longest_pin_ns)
+    st->longest_pin_ns = now_ns - st->floor_since_ns;
+  if (st->acked_since_floor) {
     st->redelivered_since_floor += cur->redeliveries;
-    if (now_ns - st->floor_since_ns > st->longest_pin_ns)
-      st->longest_pin_ns = now_ns - st->floor_since_ns;
+  } else if (cur->acked) {
+    /* Later messages are being acked past a message that is not: from now
+     * on the standing floor is a message left behind. */
+    st->acked_since_floor = true;
+    st->stuck_since_ns = now_ns;
   }
 }
 
@@ -269,6 +295,7 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
   if (prev != NULL && delay != st->delay_ns) {
     st->n_events = 0;
     st->floor_since_ns = now_ns;
+    st->stuck_since_ns = 0;
     st->acked_since_floor = false;
     st->redelivered_since_floor = 0;
     st->longest_pin_ns = 0;

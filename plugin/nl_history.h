@@ -40,6 +40,14 @@ typedef struct {
   int64_t t_ns;
   uint32_t redeliveries;
   bool beyond_expiry;
+  /* Acks arrived within one redelivery delay (plus the interval) before
+   * this poll: the consumer was alive when these redeliveries happened. */
+  bool while_acking;
+  /* When later messages were acked past a standing floor at the time: the
+   * start of that stuck period, and its length once the floor moved on
+   * (0 while it lasts). */
+  int64_t stuck_since_ns;
+  int64_t stuck_len_ns;
 } nl_redelivery_event;
 
 typedef struct nl_consumer_state {
@@ -68,7 +76,10 @@ typedef struct nl_consumer_state {
 
   int64_t last_ack_change_ns; /* Poll time ack_last_ns last advanced. */
   int64_t floor_since_ns;     /* Poll time the ack floor took its value. */
-  bool acked_since_floor;     /* Acks arrived while the floor stood. */
+  /* While the floor stands: whether later messages were acked, the poll
+   * time of the first such ack, and redeliveries counted after it. */
+  bool acked_since_floor;
+  int64_t stuck_since_ns;
   uint64_t redelivered_since_floor;
   int64_t longest_pin_ns; /* Longest time the floor stood with work pending. */
 

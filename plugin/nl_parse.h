@@ -19,9 +19,10 @@ typedef struct {
 
 /* Return codes of the parse functions. */
 #define NL_PARSE_OK 0
-#define NL_PARSE_BAD_JSON (-1)  /* Not JSON, or not the expected shape. */
-#define NL_PARSE_API_ERROR (-2) /* The server answered with an error object.   \
-                                 */
+#define NL_PARSE_BAD_JSON (-1) /* Not JSON, or not the expected shape. */
+#define NL_PARSE_API_ERROR                                                     \
+  (-2) /* The server answered with an error object.                            \
+        */
 
 /* Parses one page of $JS.API.STREAM.LIST and appends a snapshot per stream to
  * set (with consumers_complete false). On failure returns a negative code and

@@ -53,6 +53,7 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_ack_wait_counts_redeliveries_acked_between_polls)                     \
   X(test_single_redelivery_is_not_a_finding)                                   \
   X(test_crash_redelivery_burst_is_not_a_finding)                              \
+  X(test_crash_redeliveries_spread_over_polls)                                 \
   X(test_nak_storm_needs_two_intervals)                                        \
   X(test_transient_nak_is_not_a_storm)                                         \
   X(test_missing_progress_long_task)                                           \

@@ -152,8 +152,9 @@ void test_ack_wait_violation_fires_and_clears(void) {
     sim_poll(&s);
   }
   CHECK(sim_active(&s, NL_ACK_WAIT_VIOLATION));
-  /* Poll 1 is the baseline; redeliveries show at polls 2 and 3. */
-  CHECK_EQ_U(s.first_onset_poll[NL_ACK_WAIT_VIOLATION], 3);
+  /* Poll 1 is the baseline; redeliveries show from poll 2 on and must
+   * recur over more than ack_wait + one interval (3 s): poll 6. */
+  CHECK_EQ_U(s.first_onset_poll[NL_ACK_WAIT_VIOLATION], 6);
   CHECK(!sim_active(&s, NL_NAK_STORM));
   CHECK(!sim_active(&s, NL_MISSING_PROGRESS));
   const nl_finding *f = &s.last[NL_ACK_WAIT_VIOLATION];
@@ -182,7 +183,7 @@ void test_ack_wait_counts_redeliveries_acked_between_polls(void) {
   s.consumer.ack_wait_ns = 2 * SEC;
   healthy_step(&s, 1);
   sim_poll(&s);
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 6; i++) {
     ack_wait_step(&s);
     s.consumer.num_redelivered = 0;
     sim_poll(&s);
@@ -223,6 +224,30 @@ void test_crash_redelivery_burst_is_not_a_finding(void) {
   s.consumer.num_ack_pending = 9;
   sim_poll(&s);
   for (int i = 0; i < 10; i++) {
+    healthy_step(&s, 5);
+    sim_poll(&s);
+  }
+  CHECK_EQ_U(total_onsets(&s), 0);
+  sim_free(&s);
+}
+
+void test_crash_redeliveries_spread_over_polls(void) {
+  /* Workers died holding messages delivered over 2 s: the orphans expire
+   * over 2 s too (ack_wait 5 s), seen in three polls. Still one episode. */
+  sim s;
+  sim_init(&s);
+  s.consumer.ack_wait_ns = 5 * SEC;
+  for (int i = 0; i < 5; i++) {
+    healthy_step(&s, 5);
+    sim_poll(&s);
+  }
+  for (int i = 0; i < 3; i++) {
+    healthy_step(&s, 5);
+    s.consumer.delivered_consumer_seq += 3;
+    s.consumer.num_ack_pending = 6;
+    sim_poll(&s);
+  }
+  for (int i = 0; i < 15; i++) {
     healthy_step(&s, 5);
     sim_poll(&s);
   }
@@ -302,9 +327,9 @@ void test_missing_progress_long_task(void) {
   CHECK(sim_active(&s, NL_MISSING_PROGRESS));
   CHECK(!sim_active(&s, NL_ACK_WAIT_VIOLATION));
   CHECK(!sim_active(&s, NL_NAK_STORM));
-  /* Fires once the floor stood for 2 x ack_wait: poll 5, 4 s after the
-   * baseline. */
-  CHECK_EQ_U(s.first_onset_poll[NL_MISSING_PROGRESS], 5);
+  /* Later messages are acked past the stuck one from poll 2; fires once
+   * that has gone on for 2 x ack_wait: poll 6. */
+  CHECK_EQ_U(s.first_onset_poll[NL_MISSING_PROGRESS], 6);
   CHECK_EQ_U(
       nl_finding_get(&s.last[NL_MISSING_PROGRESS], "stuck_stream_seq", 0), 101);
   /* The task finishes: the floor moves on. */

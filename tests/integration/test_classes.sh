@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# The five delivery-violation classes on a real nats-server, seen by real
+# collectd loading the built plugin, injected by real cnats consumers
+# (tests/tools/nl-inject). All five run at once on separate streams, next to
+# a healthy consumer that must raise nothing over at least 60 s.
+#
+# For each class: a notification of the right class and severity names the
+# right stream/consumer; the number of polls from the moment the signal is
+# first visible in the API (traced every 0.25 s) to detection is within the
+# bound stated in docs/detectors.md; after the fix an OKAY notification
+# follows; no other class fires for that consumer.
+set -u
+. "$(dirname "$0")/../lib.sh"
+nl_begin classes
+PORT=${NL_PORT_CLASSES:-14231}
+INTERVAL=1
+nl_start_nats "$PORT" || exit 1
+inj() { nl_inject "$PORT" "$@"; }
+
+# Streams and consumers. Each class has its own stream.
+inj stream-create AW --subjects 'aw.>' >/dev/null
+inj consumer-create AW proc --ack-wait 2 >/dev/null
+inj stream-create GAP --subjects 'gap.>' --max-msgs 100 >/dev/null
+inj consumer-create GAP slow --ack-wait 30 >/dev/null
+inj stream-create MP --subjects 'mp.>' >/dev/null
+inj consumer-create MP stuck --ack-wait 3 --max-ack-pending 5 >/dev/null
+inj stream-create NAK --subjects 'nak.>' >/dev/null
+inj consumer-create NAK poison --ack-wait 30 >/dev/null
+inj stream-create LONG --subjects 'long.>' >/dev/null
+inj consumer-create LONG task --ack-wait 2 >/dev/null
+inj stream-create WPI --subjects 'wpi.>' >/dev/null
+inj consumer-create WPI task --ack-wait 2 >/dev/null
+inj stream-create OK --subjects 'ok.>' --max-msgs 100000 >/dev/null
+inj consumer-create OK good --ack-wait 30 --max-ack-pending 1000 >/dev/null
+
+nl_start_collectd "<Instance \"it\">
+  URL \"nats://127.0.0.1:$PORT\"
+  Timeout 2
+</Instance>" "$INTERVAL" || exit 1
+START=$(date +%s.%N)
+
+# Trace each consumer's API view every 0.25 s, with its start time.
+trace() {
+  date +%s.%N >"$NL_TMP/trace-$1-$2.start"
+  inj watch "$1" "$2" --interval 0.25 --count 480 >"$NL_TMP/trace-$1-$2" 2>&1 &
+  NL_PIDS+=($!)
+}
+for sc in AW:proc GAP:slow MP:stuck NAK:poison LONG:task OK:good; do
+  trace "${sc%%:*}" "${sc##*:}"
+done
+
+# Healthy: steady traffic acked quickly, for the whole run.
+inj publish ok.a --count 1800 --rate 20 >/dev/null 2>&1 &
+NL_PIDS+=($!)
+inj consume OK good --duration 64 --workers 2 --process-ms 20 \
+  >"$NL_TMP/ok.out" 2>&1 &
+OK_PID=$!
+NL_PIDS+=($OK_PID)
+
+sleep 2
+# ACK_WAIT_VIOLATION: processing 3 s with ack_wait 2 s, 4 workers.
+inj publish aw.a --count 60 >/dev/null
+inj consume AW proc --duration 40 --workers 4 --process-ms 3000 \
+  >"$NL_TMP/aw.out" 2>&1 &
+NL_PIDS+=($!)
+# SEQUENCE_GAP: max_msgs 100, 300 published, the consumer never read any.
+inj publish gap.a --count 300 >/dev/null
+# MAX_PENDING_THROTTLE: a worker that never acks holds the 5 allowed.
+inj publish mp.a --count 50 >/dev/null
+inj consume MP stuck --duration 15 --no-ack >"$NL_TMP/mp.out" 2>&1 &
+MP_PID=$!
+NL_PIDS+=($MP_PID)
+# NAK_STORM: every 5th message is NAKed again and again.
+inj publish nak.a --count 20 >/dev/null
+inj consume NAK poison --duration 15 --nak-seq-mod 5 \
+  >"$NL_TMP/nak.out" 2>&1 &
+NAK_PID=$!
+NL_PIDS+=($NAK_PID)
+# MISSING_PROGRESS: every 100th message takes 7 s and sends no progress;
+# 8 workers keep acking the others while traffic goes on.
+inj publish long.a --count 1500 --rate 30 >/dev/null 2>&1 &
+NL_PIDS+=($!)
+inj consume LONG task --duration 50 --workers 8 --process-ms 50 \
+  --slow-every 100 --slow-ms 7000 >"$NL_TMP/long.out" 2>&1 &
+NL_PIDS+=($!)
+# The healthy look-alike: the same long tasks, sending in-progress acks.
+inj publish wpi.a --count 1500 --rate 30 >/dev/null 2>&1 &
+NL_PIDS+=($!)
+inj consume WPI task --duration 50 --workers 8 --process-ms 50 \
+  --slow-every 100 --slow-ms 7000 --in-progress --progress-ms 500 \
+  >"$NL_TMP/wpi.out" 2>&1 &
+NL_PIDS+=($!)
+
+# signal_time STREAM CONSUMER AWK_CONDITION: epoch seconds of the first
+# trace line whose fields satisfy the condition (fields are parsed into
+# dcds, ackp, pend, first, sseq).
+signal_time() {
+  local start
+  start=$(cat "$NL_TMP/trace-$1-$2.start")
+  awk -v start="$start" '
+    {
+      for (i = 1; i <= NF; i++) {
+        split($i, kv, "=")
+        v[kv[1]] = kv[2]
+      }
+      t = v["t"]; ackp = v["ack_pend"] + 0
+      pend = v["pend"] + 0; first = v["first"] + 0
+      sseq = v["sseq"]; sub(/\(.*/, "", sseq); sseq += 0
+      cseq = v["cseq"]; sub(/\(.*/, "", cseq); cseq += 0
+      dcds = cseq - sseq
+      # rep: a second round of redeliveries more than ack_wait + one poll
+      # (3 s) after the first round.
+      if (dcds > pdcds) {
+        if (fr == "") fr = t
+        else if (t - fr > 3) rep = 1
+      }
+      pdcds = dcds
+      if ('"$3"') { printf "%.3f\n", start + t; exit }
+    }' "$NL_TMP/trace-$1-$2"
+}
+
+# expect_class CLASS SEVERITY STREAM CONSUMER SIGNAL_CONDITION MAX_POLLS
+expect_class() {
+  local cls=$1 sev=$2 stream=$3 consumer=$4 cond=$5 max=$6 line sig det polls
+  local lc
+  lc=$(echo "$cls" | tr 'A-Z' 'a-z')
+  if ! line=$(nl_wait_notification 45 "severity = $sev" \
+    "type_instance = $cls" "$stream/$consumer"); then
+    nl_fail "$lc/detected" "no $sev $cls notification for $stream/$consumer"
+    return 1
+  fi
+  sig=$(signal_time "$stream" "$consumer" "$cond")
+  det=$(nl_csv_first_one "it-$stream" "nats_lens_$lc" "$consumer" 0)
+  if [ -z "$sig" ] || [ -z "$det" ]; then
+    nl_fail "$lc/detected" "signal ($sig) or detection ($det) time unknown"
+    return 1
+  fi
+  polls=$(nl_csv_polls "it-$stream" "nats_lens_$lc" "$consumer" "$sig" "$det")
+  if [ "$polls" -le "$max" ]; then
+    nl_pass "$lc/detected" "$polls poll(s) after the signal, bound $max"
+  else
+    nl_fail "$lc/detected" "$polls polls after the signal, bound $max"
+  fi
+  echo "# $cls: ${line#*message = }"
+}
+
+expect_okay() {
+  local cls=$1 stream=$2 consumer=$3 fixed_at=$4 lc line det polls
+  lc=$(echo "$cls" | tr 'A-Z' 'a-z')
+  if line=$(nl_wait_notification 45 "severity = OKAY" \
+    "type_instance = $cls" "$stream/$consumer"); then
+    det=$(awk -F, -v s="$fixed_at" 'NR > 1 && $1 >= s && $2 + 0 == 0 {
+      print $1; exit }' "$(nl_csv_file "it-$stream" "nats_lens_$lc" "$consumer")")
+    polls=$(nl_csv_polls "it-$stream" "nats_lens_$lc" "$consumer" "$fixed_at" \
+      "${det:-0}")
+    nl_pass "$lc/cleared" "OKAY $polls poll(s) after the fix"
+  else
+    nl_fail "$lc/cleared" "no OKAY after the fix"
+  fi
+}
+
+expect_only() {
+  local stream=$1 consumer=$2 cls=$3 others
+  others=$(nl_notifications "$stream/$consumer" | grep -v "type_instance = $cls")
+  if [ -z "$others" ]; then
+    nl_pass "$(echo "$cls" | tr 'A-Z' 'a-z')/no-other-class"
+  else
+    nl_fail "$(echo "$cls" | tr 'A-Z' 'a-z')/no-other-class" "$others"
+  fi
+}
+
+# Detection. Bounds (polls after the signal is first visible in the API):
+#   SEQUENCE_GAP, MAX_PENDING_THROTTLE: 1 (a level, seen on the next poll);
+#   NAK_STORM: 3 (two intervals beyond expiry, plus the poll in progress);
+#   ACK_WAIT_VIOLATION: 2 after expiry redeliveries repeat more than
+#     ack_wait + one poll after the first round (a crashed worker's orphans
+#     expire within one ack_wait, so one round alone proves nothing);
+#   MISSING_PROGRESS: 2 x ack_wait + 2 (the floor must stand 2 x ack_wait).
+expect_class SEQUENCE_GAP FAILURE GAP slow 'first > sseq + 1' 1
+expect_class MAX_PENDING_THROTTLE WARNING MP stuck 'ackp >= 5 && pend > 0' 1
+expect_class NAK_STORM WARNING NAK poison 'dcds > 0' 3
+expect_class ACK_WAIT_VIOLATION FAILURE AW proc 'rep' 2
+expect_class MISSING_PROGRESS FAILURE LONG task 'dcds > 0' 6
+
+# Fixes.
+FIX=$(date +%s.%N)
+inj consume GAP slow --duration 3 --workers 2 >/dev/null 2>&1
+inj stream-create GAP --subjects 'gap.>' --max-msgs 10000 >/dev/null
+expect_okay SEQUENCE_GAP GAP slow "$FIX"
+
+FIX=$(date +%s.%N)
+kill "$MP_PID" 2>/dev/null
+inj consume MP stuck --duration 12 --workers 2 >/dev/null 2>&1 &
+NL_PIDS+=($!)
+expect_okay MAX_PENDING_THROTTLE MP stuck "$FIX"
+
+FIX=$(date +%s.%N)
+kill "$NAK_PID" 2>/dev/null
+inj consume NAK poison --duration 12 --term-seq-mod 5 >/dev/null 2>&1 &
+NL_PIDS+=($!)
+expect_okay NAK_STORM NAK poison "$FIX"
+
+FIX=$(date +%s.%N)
+inj consumer-create AW proc --ack-wait 10 >/dev/null
+expect_okay ACK_WAIT_VIOLATION AW proc "$FIX"
+
+FIX=$(date +%s.%N)
+inj consumer-create LONG task --ack-wait 20 >/dev/null
+expect_okay MISSING_PROGRESS LONG task "$FIX"
+
+expect_only GAP slow SEQUENCE_GAP
+expect_only MP stuck MAX_PENDING_THROTTLE
+expect_only NAK poison NAK_STORM
+expect_only AW proc ACK_WAIT_VIOLATION
+expect_only LONG task MISSING_PROGRESS
+
+# Healthy: at least 60 s of polling with no notification at all.
+while awk -v s="$START" -v n="$(date +%s.%N)" 'BEGIN { exit !(n - s < 66) }'; do
+  sleep 1
+done
+wait "$OK_PID" 2>/dev/null
+healthy=$(nl_notifications "OK/good" | wc -l)
+polls=$(wc -l <"$(nl_csv_file it-OK nats_lens_num_pending good)")
+if [ "$healthy" -eq 0 ] && [ "$polls" -ge 60 ]; then
+  nl_pass healthy/no-notification "0 notifications over $((polls - 1)) polls"
+else
+  nl_fail healthy/no-notification "$healthy notifications over $polls polls"
+fi
+nl_check healthy/consumed grep -q '"acked":[1-9]' "$NL_TMP/ok.out"
+wpi=$(nl_notifications "WPI/task")
+if [ -z "$wpi" ]; then
+  nl_pass long-tasks-with-progress/no-notification
+else
+  nl_fail long-tasks-with-progress/no-notification "$wpi"
+fi
+nl_check collectd/alive kill -0 "$NL_COLLECTD_PID"
+nl_end

@@ -1,0 +1,198 @@
+# tests/lib.sh: shared helpers of the integration tests (bash, sourced).
+#
+# Each test script calls nl_begin NAME, starts what it needs with
+# nl_start_nats / nl_start_collectd, reports each check with nl_pass or
+# nl_fail ("PASS name" / "FAIL name: why" lines that tests/run_all.sh
+# counts), and ends with nl_end. Everything started is stopped on exit.
+
+NL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+NL_INJECT="$NL_ROOT/tests/tools/nl-inject"
+NL_PLUGIN="$NL_ROOT/plugin/nats_lens.so"
+NL_TYPES="$NL_ROOT/types.db.d/nats_lens.db"
+NL_PIDS=()
+
+nl_begin() {
+  NL_TEST=$1
+  NL_TMP=$(mktemp -d "/tmp/nats-lens-$NL_TEST.XXXXXX")
+  trap nl_cleanup EXIT
+}
+
+nl_cleanup() {
+  local pid
+  for pid in "${NL_PIDS[@]}"; do
+    kill "$pid" 2>/dev/null
+  done
+  sleep 0.2
+  for pid in "${NL_PIDS[@]}"; do
+    kill -9 "$pid" 2>/dev/null
+  done
+  wait 2>/dev/null
+  if [ -n "${NL_KEEP_TMP:-}" ]; then
+    echo "# kept $NL_TMP" >&2
+  else
+    rm -rf "$NL_TMP"
+  fi
+}
+
+nl_pass() { echo "PASS $NL_TEST/$1${2:+ ($2)}"; }
+nl_fail() {
+  echo "FAIL $NL_TEST/$1: $2"
+  NL_FAILED=1
+}
+
+# nl_check NAME CONDITION-COMMAND... : PASS when the command succeeds.
+nl_check() {
+  local name=$1
+  shift
+  if "$@"; then nl_pass "$name"; else nl_fail "$name" "$*"; fi
+}
+
+nl_end() { return "${NL_FAILED:-0}"; }
+
+# nl_wait_port PORT SECONDS: waits until something listens on 127.0.0.1:PORT.
+nl_wait_port() {
+  local i
+  for ((i = 0; i < $2 * 10; i++)); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# nl_start_nats PORT [EXTRA ARGS...]: a JetStream server on 127.0.0.1:PORT
+# with its store in the test's directory. Sets NL_NATS_PID.
+nl_start_nats() {
+  local port=$1
+  shift
+  mkdir -p "$NL_TMP/js-$port"
+  nats-server -a 127.0.0.1 -p "$port" -js -sd "$NL_TMP/js-$port" "$@" \
+    >"$NL_TMP/nats-$port.log" 2>&1 &
+  NL_NATS_PID=$!
+  NL_PIDS+=("$NL_NATS_PID")
+  nl_wait_port "$port" 10 || {
+    echo "# nats-server on $port did not start" >&2
+    cat "$NL_TMP/nats-$port.log" >&2
+    return 1
+  }
+}
+
+# nl_start_collectd INSTANCE_BLOCKS [INTERVAL] [EXTRA_CONFIG]: runs collectd
+# in the foreground (in the background of the test) with logfile, csv and
+# the built plugin. The plugin's configuration is given as text. Logs go to
+# $NL_TMP/collectd.log, values to $NL_TMP/csv.
+nl_start_collectd() {
+  local blocks=$1 interval=${2:-1} extra=${3:-}
+  mkdir -p "$NL_TMP/plugins" "$NL_TMP/csv"
+  cp /usr/lib/collectd/logfile.so /usr/lib/collectd/csv.so "$NL_TMP/plugins/"
+  cp "$NL_PLUGIN" "$NL_TMP/plugins/"
+  cat >"$NL_TMP/collectd.conf" <<EOF
+Hostname "nl-test"
+BaseDir "$NL_TMP"
+PIDFile "$NL_TMP/collectd.pid"
+PluginDir "$NL_TMP/plugins"
+TypesDB "/usr/share/collectd/types.db" "$NL_TYPES"
+Interval $interval
+LoadPlugin logfile
+<Plugin logfile>
+  LogLevel info
+  File "$NL_TMP/collectd.log"
+  Timestamp true
+  PrintSeverity true
+</Plugin>
+LoadPlugin csv
+<Plugin csv>
+  DataDir "$NL_TMP/csv"
+  StoreRates false
+</Plugin>
+$extra
+LoadPlugin nats_lens
+<Plugin nats_lens>
+$blocks
+</Plugin>
+EOF
+  ${NL_COLLECTD_WRAPPER:-} collectd -f -C "$NL_TMP/collectd.conf" \
+    >"$NL_TMP/collectd.out" 2>&1 &
+  NL_COLLECTD_PID=$!
+  NL_PIDS+=("$NL_COLLECTD_PID")
+  local i
+  for ((i = 0; i < 100; i++)); do
+    grep -q "entering read-loop" "$NL_TMP/collectd.log" 2>/dev/null && return 0
+    kill -0 "$NL_COLLECTD_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "# collectd did not start" >&2
+  cat "$NL_TMP/collectd.out" "$NL_TMP/collectd.log" >&2 2>/dev/null
+  return 1
+}
+
+# nl_inject PORT ARGS...: runs the fault injector against 127.0.0.1:PORT.
+nl_inject() {
+  local port=$1
+  shift
+  "$NL_INJECT" --server "nats://127.0.0.1:$port" "$@"
+}
+
+# nl_notifications [PATTERN]: the notification lines logged so far.
+nl_notifications() {
+  grep "Notification:" "$NL_TMP/collectd.log" 2>/dev/null | grep -e "${1:-.}"
+}
+
+# nl_wait_notification SECONDS PATTERN...: waits until a notification line
+# matches every pattern; prints it and succeeds, or fails after SECONDS.
+nl_wait_notification() {
+  local secs=$1 i line
+  shift
+  for ((i = 0; i < secs * 5; i++)); do
+    line=$(nl_notifications | nl_grep_all "$@" | head -n 1)
+    if [ -n "$line" ]; then
+      echo "$line"
+      return 0
+    fi
+    sleep 0.2
+  done
+  return 1
+}
+
+# nl_grep_all PATTERN...: keeps the lines of stdin matching every pattern.
+nl_grep_all() {
+  if [ $# -eq 0 ]; then
+    cat
+  else
+    local p=$1
+    shift
+    grep -F -e "$p" | nl_grep_all "$@"
+  fi
+}
+
+# nl_csv_file PLUGIN_INSTANCE TYPE TYPE_INSTANCE: path of today's CSV file.
+nl_csv_file() {
+  ls "$NL_TMP/csv/nl-test/nats_lens-$1/$2${3:+-$3}"-* 2>/dev/null | tail -n 1
+}
+
+# nl_csv_last PLUGIN_INSTANCE TYPE TYPE_INSTANCE: the newest value.
+nl_csv_last() {
+  local f
+  f=$(nl_csv_file "$@")
+  [ -n "$f" ] && tail -n 1 "$f" | cut -d, -f2
+}
+
+# nl_now_ms: wall clock in milliseconds.
+nl_now_ms() { date +%s%3N; }
+
+# nl_csv_first_one PLUGIN_INSTANCE TYPE TYPE_INSTANCE SINCE_EPOCH_S: the
+# epoch time of the first row at or after SINCE with value 1, or nothing.
+nl_csv_first_one() {
+  local f
+  f=$(nl_csv_file "$1" "$2" "$3")
+  [ -n "$f" ] && awk -F, -v since="$4" \
+    'NR > 1 && $1 >= since && $2 + 0 == 1 { print $1; exit }' "$f"
+}
+
+# nl_csv_polls PLUGIN_INSTANCE TYPE TYPE_INSTANCE FROM TO: number of rows
+# (polls) with time in (FROM, TO].
+nl_csv_polls() {
+  local f
+  f=$(nl_csv_file "$1" "$2" "$3")
+  [ -n "$f" ] && awk -F, -v a="$4" -v b="$5" \
+    'NR > 1 && $1 > a && $1 <= b { n++ } END { print n + 0 }' "$f"
+}

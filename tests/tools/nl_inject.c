@@ -1,0 +1,1139 @@
+/*
+ * nl-inject: a JetStream fault-injection tool for the nats-lens tests.
+ *
+ * Build:
+ *   cc -std=gnu11 -O2 -Wall -Wextra -o tests/tools/nl-inject \
+ *     tests/tools/nl_inject.c -lnats -ljson-c -lpthread
+ *
+ * Every JetStream operation is a raw JSON request on a `$JS.API.` subject so
+ * that the behaviour under test is explicit and does not depend on the
+ * helpers of the client library. Every run is bounded in time: each command
+ * has its own deadline, and a watchdog alarm ends the process if anything
+ * blocks past it. Run `nl-inject help` for the command line.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <nats/nats.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_SERVER "nats://127.0.0.1:4222"
+#define MAX_OPTS 64
+#define MAX_POS 8
+#define SUBJ_MAX 512
+
+static const char *usage_text =
+    "usage: nl-inject [--server URL] [--timeout-ms MS] COMMAND ARGS...\n"
+    "\n"
+    "  stream-create NAME --subjects a,b [--retention limits|interest|"
+    "workqueue]\n"
+    "      [--max-msgs N] [--max-bytes N] [--max-age SECONDS] [--replicas N]\n"
+    "      [--storage file|memory]        (updates the stream if it exists)\n"
+    "  stream-delete NAME\n"
+    "  consumer-create STREAM NAME [--filter SUBJ] [--ack explicit|all|none]\n"
+    "      [--ack-wait SECONDS] [--max-deliver N] [--max-ack-pending N]\n"
+    "      [--deliver-subject SUBJ] [--deliver-group G] [--backoff s1,s2,...]\n"
+    "      [--deliver-policy all|new]     (push with --deliver-subject, else "
+    "pull)\n"
+    "  consumer-delete STREAM NAME\n"
+    "  publish SUBJECT --count N [--rate PER_SEC] [--size BYTES]\n"
+    "  consume STREAM CONSUMER --duration SECONDS [--mode pull|push]\n"
+    "      [--deliver-subject SUBJ] [--queue G] [--batch B] [--workers W]\n"
+    "      [--process-ms P] [--slow-every K --slow-ms P2]\n"
+    "      [--in-progress [--progress-ms MS]]\n"
+    "      [--nak | --nak-seq-mod K | --no-ack] [--term-seq-mod K]\n"
+    "      [--max-msgs N] [--expires-ms MS] [--verbose]\n"
+    "  info STREAM CONSUMER              (raw CONSUMER.INFO reply)\n"
+    "  watch STREAM CONSUMER [--interval SECONDS] [--count N]\n"
+    "  record SUBJECT [--count N] [--out FILE] [--duration SECONDS]\n"
+    "  request SUBJECT [BODY]            (raw API request, prints the reply)\n"
+    "\n"
+    "--server may appear anywhere; default " DEFAULT_SERVER ".\n"
+    "Exit status: 0 success, 1 request or API error, 2 usage error.\n";
+
+/* Options that never take a value; every other option takes one. */
+static const char *flag_opts[] = {"--in-progress", "--nak",     "--no-ack",
+                                  "--help",        "--verbose", NULL};
+
+/* The parsed command line: positionals in order, options by name. */
+static struct {
+  const char *pos[MAX_POS];
+  int npos;
+  const char *opt_name[MAX_OPTS];
+  const char *opt_val[MAX_OPTS];
+  int nopt;
+} args;
+
+static natsConnection *g_nc;
+static int64_t g_timeout_ms = 2000;
+
+/* Prints a message to stderr and exits with STATUS. */
+static void die(int status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("nl-inject: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  exit(status);
+}
+
+/* Returns a monotonic clock reading in milliseconds. */
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Sleeps for MS milliseconds; negative or zero values return at once. */
+static void sleep_ms(int64_t ms) {
+  if (ms <= 0)
+    return;
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+  while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+    ;
+}
+
+/* Formats the current UTC wall clock as HH:MM:SS.mmm into BUF (>= 16). */
+static void wall_hms(char *buf, size_t len) {
+  struct timespec ts;
+  struct tm tm;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  gmtime_r(&ts.tv_sec, &tm);
+  snprintf(buf, len, "%02d:%02d:%02d.%03ld", tm.tm_hour, tm.tm_min, tm.tm_sec,
+           ts.tv_nsec / 1000000);
+}
+
+static bool is_flag(const char *name) {
+  for (int i = 0; flag_opts[i]; i++)
+    if (strcmp(flag_opts[i], name) == 0)
+      return true;
+  return false;
+}
+
+/* Splits ARGV into positionals and options; exits 2 on malformed input. */
+static void parse_args(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strncmp(a, "--", 2) == 0 && a[2] != '\0') {
+      if (args.nopt == MAX_OPTS)
+        die(2, "too many options");
+      args.opt_name[args.nopt] = a;
+      if (is_flag(a)) {
+        args.opt_val[args.nopt] = "1";
+      } else {
+        if (i + 1 >= argc)
+          die(2, "option %s needs a value", a);
+        args.opt_val[args.nopt] = argv[++i];
+      }
+      args.nopt++;
+    } else {
+      if (args.npos == MAX_POS)
+        die(2, "too many arguments");
+      args.pos[args.npos++] = a;
+    }
+  }
+}
+
+/* Exits 2 unless every given option is global or listed in ALLOWED, and the
+ * number of positionals (command included) lies in [MINPOS, MAXPOS]. */
+static void check_args(const char *allowed, int minpos, int maxpos) {
+  for (int i = 0; i < args.nopt; i++) {
+    const char *n = args.opt_name[i];
+    if (strcmp(n, "--server") == 0 || strcmp(n, "--timeout-ms") == 0)
+      continue;
+    size_t len = strlen(n);
+    const char *p = allowed;
+    bool ok = false;
+    while ((p = strstr(p, n)) != NULL) {
+      if ((p == allowed || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0')) {
+        ok = true;
+        break;
+      }
+      p += len;
+    }
+    if (!ok)
+      die(2, "option %s is not valid for %s", n, args.pos[0]);
+  }
+  if (args.npos < minpos || args.npos > maxpos)
+    die(2, "wrong number of arguments for %s (see nl-inject help)",
+        args.pos[0]);
+}
+
+/* Returns the last value given for option NAME, or DEF. */
+static const char *opt_str(const char *name, const char *def) {
+  const char *v = def;
+  for (int i = 0; i < args.nopt; i++)
+    if (strcmp(args.opt_name[i], name) == 0)
+      v = args.opt_val[i];
+  return v;
+}
+
+static bool opt_has(const char *name) { return opt_str(name, NULL) != NULL; }
+
+/* Returns option NAME as an integer, or DEF; exits 2 on a malformed value. */
+static int64_t opt_ll(const char *name, int64_t def) {
+  const char *v = opt_str(name, NULL);
+  if (!v)
+    return def;
+  char *end;
+  errno = 0;
+  long long x = strtoll(v, &end, 10);
+  if (errno || *end || end == v)
+    die(2, "option %s wants an integer, got '%s'", name, v);
+  return x;
+}
+
+/* Returns option NAME as a number, or DEF; exits 2 on a malformed value. */
+static double opt_double(const char *name, double def) {
+  const char *v = opt_str(name, NULL);
+  if (!v)
+    return def;
+  char *end;
+  errno = 0;
+  double x = strtod(v, &end);
+  if (errno || *end || end == v)
+    die(2, "option %s wants a number, got '%s'", name, v);
+  return x;
+}
+
+/* Converts seconds to nanoseconds, rounding to the nearest nanosecond. */
+static int64_t sec_to_ns(double s) { return (int64_t)(s * 1e9 + 0.5); }
+
+/* Connects to the server named by --server; exits 1 on failure. */
+static void connect_server(void) {
+  natsOptions *opts = NULL;
+  const char *url = opt_str("--server", DEFAULT_SERVER);
+  g_timeout_ms = opt_ll("--timeout-ms", 2000);
+  natsStatus s = natsOptions_Create(&opts);
+  if (s == NATS_OK)
+    s = natsOptions_SetURL(opts, url);
+  if (s == NATS_OK)
+    s = natsOptions_SetTimeout(opts, g_timeout_ms);
+  if (s == NATS_OK)
+    s = natsOptions_SetAllowReconnect(opts, false);
+  if (s == NATS_OK)
+    s = natsConnection_Connect(&g_nc, opts);
+  natsOptions_Destroy(opts);
+  if (s != NATS_OK)
+    die(1, "cannot connect to %s: %s", url, natsStatus_GetText(s));
+}
+
+/* Sends BODY to SUBJ and returns the reply text (caller frees), or NULL after
+ * printing why to stderr. */
+static char *raw_request(const char *subj, const char *body) {
+  natsMsg *reply = NULL;
+  natsStatus s = natsConnection_RequestString(&reply, g_nc, subj,
+                                              body ? body : "", g_timeout_ms);
+  if (s == NATS_NO_RESPONDERS) {
+    fprintf(stderr, "nl-inject: %s: no responders (is JetStream enabled?)\n",
+            subj);
+    return NULL;
+  }
+  if (s != NATS_OK) {
+    fprintf(stderr, "nl-inject: %s: %s\n", subj, natsStatus_GetText(s));
+    return NULL;
+  }
+  int len = natsMsg_GetDataLength(reply);
+  char *text = malloc((size_t)len + 1);
+  if (!text)
+    die(1, "out of memory");
+  memcpy(text, natsMsg_GetData(reply), (size_t)len);
+  text[len] = '\0';
+  natsMsg_Destroy(reply);
+  return text;
+}
+
+/* Returns the integer member KEY of OBJ, or DEF when it is missing. */
+static int64_t jint(json_object *obj, const char *key, int64_t def) {
+  json_object *v;
+  if (!obj || !json_object_object_get_ex(obj, key, &v))
+    return def;
+  return json_object_get_int64(v);
+}
+
+/* Returns the string member KEY of OBJ, or DEF when it is missing. */
+static const char *jstr(json_object *obj, const char *key, const char *def) {
+  json_object *v;
+  if (!obj || !json_object_object_get_ex(obj, key, &v) ||
+      !json_object_is_type(v, json_type_string))
+    return def;
+  return json_object_get_string(v);
+}
+
+/* Returns the object member KEY of OBJ, or NULL. */
+static json_object *jobj(json_object *obj, const char *key) {
+  json_object *v;
+  if (!obj || !json_object_object_get_ex(obj, key, &v))
+    return NULL;
+  return v;
+}
+
+/* Sends BODY to SUBJ and returns the parsed reply. Returns NULL after printing
+ * why when the request fails, the reply is not JSON, or it has an `error`
+ * object; in the last case *ERR_CODE receives its err_code (else 0). */
+static json_object *js_request(const char *subj, const char *body,
+                               int64_t *err_code) {
+  if (err_code)
+    *err_code = 0;
+  char *text = raw_request(subj, body);
+  if (!text)
+    return NULL;
+  json_object *reply = json_tokener_parse(text);
+  if (!reply) {
+    fprintf(stderr, "nl-inject: %s: reply is not JSON: %s\n", subj, text);
+    free(text);
+    return NULL;
+  }
+  free(text);
+  json_object *err = jobj(reply, "error");
+  if (err) {
+    if (err_code)
+      *err_code = jint(err, "err_code", -1);
+    fprintf(stderr,
+            "nl-inject: %s: API error code %" PRId64 " err_code %" PRId64
+            ": %s\n",
+            subj, jint(err, "code", -1), jint(err, "err_code", -1),
+            jstr(err, "description", "(no description)"));
+    json_object_put(reply);
+    return NULL;
+  }
+  return reply;
+}
+
+/* Like js_request, but exits 1 on any failure. */
+static json_object *js_request_ok(const char *subj, const char *body) {
+  json_object *reply = js_request(subj, body, NULL);
+  if (!reply)
+    exit(1);
+  return reply;
+}
+
+/* Builds SUBJ from a format; exits 2 if it does not fit. */
+static void subjf(char *buf, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, SUBJ_MAX, fmt, ap);
+  va_end(ap);
+  if (n < 0 || n >= SUBJ_MAX)
+    die(2, "subject too long");
+}
+
+/* Returns a JSON array of the comma-separated items of LIST; when AS_NS is
+ * set, items are seconds converted to integer nanoseconds. */
+static json_object *csv_array(const char *list, bool as_ns) {
+  json_object *arr = json_object_new_array();
+  char *copy = strdup(list);
+  char *save = NULL;
+  for (char *tok = strtok_r(copy, ",", &save); tok;
+       tok = strtok_r(NULL, ",", &save)) {
+    if (as_ns) {
+      char *end;
+      double x = strtod(tok, &end);
+      if (*end || end == tok)
+        die(2, "bad duration '%s' in list '%s'", tok, list);
+      json_object_array_add(arr, json_object_new_int64(sec_to_ns(x)));
+    } else {
+      json_object_array_add(arr, json_object_new_string(tok));
+    }
+  }
+  free(copy);
+  return arr;
+}
+
+/* stream-create: creates the stream, or updates it when it already exists. */
+static int cmd_stream_create(void) {
+  check_args("--subjects --retention --max-msgs --max-bytes --max-age "
+             "--replicas --storage",
+             2, 2);
+  const char *name = args.pos[1];
+  const char *subjects = opt_str("--subjects", NULL);
+  if (!subjects)
+    die(2, "stream-create needs --subjects");
+  connect_server();
+  json_object *cfg = json_object_new_object();
+  json_object_object_add(cfg, "name", json_object_new_string(name));
+  json_object_object_add(cfg, "subjects", csv_array(subjects, false));
+  json_object_object_add(
+      cfg, "retention",
+      json_object_new_string(opt_str("--retention", "limits")));
+  json_object_object_add(cfg, "max_msgs",
+                         json_object_new_int64(opt_ll("--max-msgs", -1)));
+  json_object_object_add(cfg, "max_bytes",
+                         json_object_new_int64(opt_ll("--max-bytes", -1)));
+  json_object_object_add(
+      cfg, "max_age",
+      json_object_new_int64(sec_to_ns(opt_double("--max-age", 0))));
+  json_object_object_add(cfg, "max_consumers", json_object_new_int64(-1));
+  json_object_object_add(cfg, "max_msg_size", json_object_new_int64(-1));
+  json_object_object_add(
+      cfg, "storage", json_object_new_string(opt_str("--storage", "memory")));
+  json_object_object_add(cfg, "num_replicas",
+                         json_object_new_int64(opt_ll("--replicas", 1)));
+  json_object_object_add(cfg, "discard", json_object_new_string("old"));
+  const char *body =
+      json_object_to_json_string_ext(cfg, JSON_C_TO_STRING_PLAIN);
+
+  /* The stream exists when STREAM.INFO answers without an error. */
+  char subj[SUBJ_MAX];
+  subjf(subj, "$JS.API.STREAM.INFO.%s", name);
+  char *info = raw_request(subj, "");
+  if (!info)
+    return 1;
+  json_object *infoj = json_tokener_parse(info);
+  bool exists = infoj && !jobj(infoj, "error");
+  json_object_put(infoj);
+  free(info);
+
+  subjf(subj, "$JS.API.STREAM.%s.%s", exists ? "UPDATE" : "CREATE", name);
+  json_object *reply = js_request_ok(subj, body);
+  json_object *rc = jobj(reply, "config");
+  json_object *st = jobj(reply, "state");
+  printf("%s stream %s retention=%s max_msgs=%" PRId64 " max_bytes=%" PRId64
+         " max_age_ns=%" PRId64 " storage=%s first_seq=%" PRId64
+         " last_seq=%" PRId64 " messages=%" PRId64 "\n",
+         exists ? "updated" : "created", name, jstr(rc, "retention", "?"),
+         jint(rc, "max_msgs", 0), jint(rc, "max_bytes", 0),
+         jint(rc, "max_age", 0), jstr(rc, "storage", "?"),
+         jint(st, "first_seq", 0), jint(st, "last_seq", 0),
+         jint(st, "messages", 0));
+  json_object_put(reply);
+  json_object_put(cfg);
+  return 0;
+}
+
+/* stream-delete: deletes the stream. */
+static int cmd_stream_delete(void) {
+  check_args("", 2, 2);
+  connect_server();
+  char subj[SUBJ_MAX];
+  subjf(subj, "$JS.API.STREAM.DELETE.%s", args.pos[1]);
+  json_object *reply = js_request_ok(subj, "");
+  printf("deleted stream %s\n", args.pos[1]);
+  json_object_put(reply);
+  return 0;
+}
+
+/* consumer-delete: deletes the consumer. */
+static int cmd_consumer_delete(void) {
+  check_args("", 3, 3);
+  connect_server();
+  char subj[SUBJ_MAX];
+  subjf(subj, "$JS.API.CONSUMER.DELETE.%s.%s", args.pos[1], args.pos[2]);
+  json_object *reply = js_request_ok(subj, "");
+  printf("deleted consumer %s.%s\n", args.pos[1], args.pos[2]);
+  json_object_put(reply);
+  return 0;
+}
+
+/* Returns true when the integer KEY of A and B differ (missing counts as 0). */
+static bool int_differs(json_object *a, json_object *b, const char *key) {
+  return jint(a, key, 0) != jint(b, key, 0);
+}
+
+/* consumer-create: creates a durable consumer, or updates it when it exists,
+ * and checks that the server kept the requested tunables. */
+static int cmd_consumer_create(void) {
+  check_args("--filter --ack --ack-wait --max-deliver --max-ack-pending "
+             "--deliver-subject --deliver-group --backoff --deliver-policy",
+             3, 3);
+  const char *stream = args.pos[1], *name = args.pos[2];
+  json_object *cfg = json_object_new_object();
+  json_object_object_add(cfg, "durable_name", json_object_new_string(name));
+  json_object_object_add(
+      cfg, "deliver_policy",
+      json_object_new_string(opt_str("--deliver-policy", "all")));
+  json_object_object_add(cfg, "ack_policy",
+                         json_object_new_string(opt_str("--ack", "explicit")));
+  json_object_object_add(cfg, "replay_policy",
+                         json_object_new_string("instant"));
+  if (opt_has("--ack-wait"))
+    json_object_object_add(
+        cfg, "ack_wait",
+        json_object_new_int64(sec_to_ns(opt_double("--ack-wait", 30))));
+  if (opt_has("--max-deliver"))
+    json_object_object_add(cfg, "max_deliver",
+                           json_object_new_int64(opt_ll("--max-deliver", -1)));
+  if (opt_has("--max-ack-pending"))
+    json_object_object_add(
+        cfg, "max_ack_pending",
+        json_object_new_int64(opt_ll("--max-ack-pending", -1)));
+  if (opt_has("--filter"))
+    json_object_object_add(cfg, "filter_subject",
+                           json_object_new_string(opt_str("--filter", "")));
+  if (opt_has("--deliver-subject"))
+    json_object_object_add(
+        cfg, "deliver_subject",
+        json_object_new_string(opt_str("--deliver-subject", "")));
+  if (opt_has("--deliver-group"))
+    json_object_object_add(
+        cfg, "deliver_group",
+        json_object_new_string(opt_str("--deliver-group", "")));
+  if (opt_has("--backoff"))
+    json_object_object_add(cfg, "backoff",
+                           csv_array(opt_str("--backoff", ""), true));
+
+  json_object *req = json_object_new_object();
+  json_object_object_add(req, "stream_name", json_object_new_string(stream));
+  json_object_object_add(req, "config", json_object_get(cfg));
+  connect_server();
+
+  char subj[SUBJ_MAX];
+  subjf(subj, "$JS.API.CONSUMER.INFO.%s.%s", stream, name);
+  char *info = raw_request(subj, "");
+  if (!info)
+    return 1;
+  json_object *infoj = json_tokener_parse(info);
+  bool exists = infoj && !jobj(infoj, "error");
+  json_object_put(infoj);
+  free(info);
+
+  subjf(subj, "$JS.API.CONSUMER.DURABLE.CREATE.%s.%s", stream, name);
+  json_object *reply = js_request_ok(
+      subj, json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
+  json_object *rc = jobj(reply, "config");
+
+  /* The server may answer a create for an existing durable with the old
+   * config; report every requested tunable it did not keep. */
+  static const char *tunables[] = {"ack_wait", "max_deliver", "max_ack_pending",
+                                   NULL};
+  int kept = 1;
+  for (int i = 0; tunables[i]; i++) {
+    if (jobj(cfg, tunables[i]) && int_differs(cfg, rc, tunables[i])) {
+      /* With a backoff list the server replaces ack_wait by its first step. */
+      json_object *bo = jobj(cfg, "backoff");
+      if (strcmp(tunables[i], "ack_wait") == 0 && bo &&
+          json_object_array_length(bo) > 0 &&
+          jint(rc, "ack_wait", 0) ==
+              json_object_get_int64(json_object_array_get_idx(bo, 0))) {
+        fprintf(stderr, "nl-inject: note: the server set ack_wait to the "
+                        "first backoff step\n");
+        continue;
+      }
+      fprintf(stderr,
+              "nl-inject: warning: %s requested %" PRId64
+              ", server has %" PRId64 "\n",
+              tunables[i], jint(cfg, tunables[i], 0), jint(rc, tunables[i], 0));
+      kept = 0;
+    }
+  }
+  json_object *want_bo = jobj(cfg, "backoff");
+  json_object *have_bo = jobj(rc, "backoff");
+  if (want_bo &&
+      strcmp(json_object_to_json_string_ext(want_bo, JSON_C_TO_STRING_PLAIN),
+             have_bo ? json_object_to_json_string_ext(have_bo,
+                                                      JSON_C_TO_STRING_PLAIN)
+                     : "null") != 0) {
+    fprintf(stderr, "nl-inject: warning: backoff not kept by the server\n");
+    kept = 0;
+  }
+  printf("%s consumer %s.%s kind=%s ack_policy=%s ack_wait_ns=%" PRId64
+         " max_deliver=%" PRId64 " max_ack_pending=%" PRId64
+         " filter=%s backoff=%s\n",
+         exists ? "updated" : "created", stream, name,
+         jstr(rc, "deliver_subject", NULL) ? "push" : "pull",
+         jstr(rc, "ack_policy", "?"), jint(rc, "ack_wait", 0),
+         jint(rc, "max_deliver", 0), jint(rc, "max_ack_pending", 0),
+         jstr(rc, "filter_subject", "-"),
+         have_bo
+             ? json_object_to_json_string_ext(have_bo, JSON_C_TO_STRING_PLAIN)
+             : "-");
+  json_object_put(reply);
+  json_object_put(req);
+  json_object_put(cfg);
+  return kept ? 0 : 1;
+}
+
+/* publish: sends COUNT messages with JetStream acknowledgement, paced by
+ * --rate when given. */
+static int cmd_publish(void) {
+  check_args("--count --rate --size", 2, 2);
+  const char *subject = args.pos[1];
+  int64_t count = opt_ll("--count", 1);
+  double rate = opt_double("--rate", 0);
+  int64_t size = opt_ll("--size", 32);
+  if (count < 0 || size < 0 || size > 8 * 1024 * 1024 || rate < 0)
+    die(2, "publish: bad --count, --size or --rate");
+  connect_server();
+  char *payload = malloc((size_t)size + 64);
+  if (!payload)
+    die(1, "out of memory");
+  int64_t start = mono_ms(), first_seq = -1, last_seq = -1;
+  const char *stream = "?";
+  json_object *last = NULL;
+  for (int64_t i = 0; i < count; i++) {
+    if (rate > 0)
+      sleep_ms(start + (int64_t)(i * 1000.0 / rate) - mono_ms());
+    int n = snprintf(payload, (size_t)size + 64, "nl-inject %" PRId64 " ", i);
+    if (n < size) {
+      memset(payload + n, 'x', (size_t)(size - n));
+      n = (int)size;
+    }
+    natsMsg *reply = NULL;
+    natsStatus s =
+        natsConnection_Request(&reply, g_nc, subject, payload, n, g_timeout_ms);
+    if (s != NATS_OK)
+      die(1, "publish %s #%" PRId64 ": %s%s", subject, i, natsStatus_GetText(s),
+          s == NATS_NO_RESPONDERS ? " (no stream captures this subject?)" : "");
+    json_object *ack = json_tokener_parse(natsMsg_GetData(reply));
+    natsMsg_Destroy(reply);
+    if (!ack)
+      die(1, "publish %s #%" PRId64 ": reply is not JSON", subject, i);
+    json_object *err = jobj(ack, "error");
+    if (err)
+      die(1, "publish %s #%" PRId64 ": API error err_code %" PRId64 ": %s",
+          subject, i, jint(err, "err_code", -1), jstr(err, "description", "?"));
+    if (first_seq < 0)
+      first_seq = jint(ack, "seq", -1);
+    last_seq = jint(ack, "seq", -1);
+    json_object_put(last);
+    last = ack;
+    stream = jstr(ack, "stream", "?");
+  }
+  printf("published %" PRId64 " to %s stream=%s seq=%" PRId64 "..%" PRId64
+         " in %" PRId64 " ms\n",
+         count, subject, stream, first_seq, last_seq, mono_ms() - start);
+  json_object_put(last);
+  free(payload);
+  return 0;
+}
+
+/* Delivery metadata parsed from a JetStream ack reply subject. */
+typedef struct {
+  char stream[128];
+  char consumer[128];
+  int64_t delivered, stream_seq, consumer_seq, timestamp, pending;
+} delivery;
+
+/* Parses REPLY, either the 2.9 form
+ * `$JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<cseq>.<ts>.<pending>`
+ * (9 tokens) or the newer form with `<domain>.<account hash>` after `ACK`
+ * and an optional trailing token (11 or 12 tokens). Returns false when it is
+ * neither. */
+static bool parse_ack_reply(const char *reply, delivery *d) {
+  if (!reply || strncmp(reply, "$JS.ACK.", 8) != 0)
+    return false;
+  const char *tok[16];
+  size_t len[16];
+  int n = 0;
+  const char *p = reply;
+  while (n < 16) {
+    const char *dot = strchr(p, '.');
+    tok[n] = p;
+    len[n] = dot ? (size_t)(dot - p) : strlen(p);
+    n++;
+    if (!dot)
+      break;
+    p = dot + 1;
+  }
+  int base;
+  if (n == 9)
+    base = 2;
+  else if (n == 11 || n == 12)
+    base = 4;
+  else
+    return false;
+  if (len[base] >= sizeof d->stream || len[base + 1] >= sizeof d->consumer)
+    return false;
+  memcpy(d->stream, tok[base], len[base]);
+  d->stream[len[base]] = '\0';
+  memcpy(d->consumer, tok[base + 1], len[base + 1]);
+  d->consumer[len[base + 1]] = '\0';
+  int64_t *nums[] = {&d->delivered, &d->stream_seq, &d->consumer_seq,
+                     &d->timestamp, &d->pending};
+  for (int i = 0; i < 5; i++)
+    *nums[i] = strtoll(tok[base + 2 + i], NULL, 10);
+  return true;
+}
+
+/* Settings and shared counters of one consume run. */
+static struct {
+  const char *stream, *consumer;
+  bool pull, verbose, in_progress, nak_all, no_ack;
+  int64_t batch, process_ms, slow_every, slow_ms, progress_ms, nak_mod;
+  int64_t term_mod;
+  int64_t max_msgs, expires_ms, start_ms, deadline_ms;
+  natsSubscription *push_sub;
+  pthread_mutex_t push_mu;
+  atomic_llong received, redelivered_seen, acked, naked, termed;
+  atomic_llong in_progress_sent;
+  atomic_llong abandoned, status_msgs, pull_requests, max_delivered, taken;
+  atomic_bool stop;
+} run;
+
+/* Logs one per-message event to stderr when --verbose is set. */
+static void vlog(int worker, const delivery *d, const char *what) {
+  if (!run.verbose)
+    return;
+  fprintf(stderr,
+          "t=%.3f w=%d sseq=%" PRId64 " cseq=%" PRId64 " dc=%" PRId64 " %s\n",
+          (mono_ms() - run.start_ms) / 1000.0, worker, d->stream_seq,
+          d->consumer_seq, d->delivered, what);
+}
+
+/* Sends BODY to the reply subject of a delivered message. */
+static void reply_to(const char *reply, const char *body) {
+  natsStatus s = natsConnection_PublishString(g_nc, reply, body);
+  if (s != NATS_OK)
+    fprintf(stderr, "nl-inject: cannot send %s: %s\n", body,
+            natsStatus_GetText(s));
+}
+
+/* Processes one message: waits for the modelled processing time, sending
+ * +WPI while doing so when asked, then acks, NAKs or leaves it unacked.
+ * Returns false when the run deadline interrupted the processing. */
+static bool handle_msg(int worker, natsMsg *msg) {
+  const char *reply = natsMsg_GetReply(msg);
+  delivery d;
+  if (!parse_ack_reply(reply, &d)) {
+    /* Status messages (heartbeats, flow control, pull errors) land here. */
+    const char *status = NULL;
+    natsMsgHeader_Get(msg, "Status", &status);
+    run.status_msgs++;
+    if (status && strcmp(status, "100") == 0 && reply && *reply)
+      reply_to(reply, "");
+    return true;
+  }
+  run.received++;
+  if (d.delivered > 1)
+    run.redelivered_seen++;
+  long long prev = run.max_delivered;
+  while (d.delivered > prev &&
+         !atomic_compare_exchange_weak(&run.max_delivered, &prev, d.delivered))
+    ;
+  vlog(worker, &d, "recv");
+
+  int64_t work = run.process_ms;
+  if (run.slow_every > 0 && d.stream_seq % run.slow_every == 0)
+    work = run.slow_ms;
+  int64_t end = mono_ms() + work;
+  int64_t next_wpi = run.in_progress ? mono_ms() + run.progress_ms : INT64_MAX;
+  for (;;) {
+    int64_t now = mono_ms();
+    if (now >= end)
+      break;
+    if (now >= run.deadline_ms) {
+      run.abandoned++;
+      vlog(worker, &d, "abandoned");
+      return false;
+    }
+    if (now >= next_wpi) {
+      reply_to(reply, "+WPI");
+      run.in_progress_sent++;
+      vlog(worker, &d, "wpi");
+      next_wpi = now + run.progress_ms;
+    }
+    int64_t until = end < next_wpi ? end : next_wpi;
+    if (until > run.deadline_ms)
+      until = run.deadline_ms;
+    int64_t step = until - now;
+    sleep_ms(step > 50 ? 50 : step);
+  }
+  if (run.term_mod > 0 && d.stream_seq % run.term_mod == 0) {
+    reply_to(reply, "+TERM");
+    run.termed++;
+    vlog(worker, &d, "term");
+  } else if (run.nak_all ||
+             (run.nak_mod > 0 && d.stream_seq % run.nak_mod == 0)) {
+    reply_to(reply, "-NAK");
+    run.naked++;
+    vlog(worker, &d, "nak");
+  } else if (!run.no_ack) {
+    reply_to(reply, "+ACK");
+    run.acked++;
+    vlog(worker, &d, "ack");
+  } else {
+    vlog(worker, &d, "no-ack");
+  }
+  return true;
+}
+
+/* Counts one taken message; returns false once --max-msgs is used up. */
+static bool take_one(void) {
+  if (run.max_msgs <= 0)
+    return true;
+  long long n = ++run.taken;
+  if (n >= run.max_msgs)
+    run.stop = true;
+  return n <= run.max_msgs;
+}
+
+/* Worker for pull mode: its own inbox, one MSG.NEXT request at a time. */
+static void *pull_worker(void *arg) {
+  int id = (int)(intptr_t)arg;
+  natsInbox *inbox = NULL;
+  natsSubscription *sub = NULL;
+  char subj[SUBJ_MAX];
+  subjf(subj, "$JS.API.CONSUMER.MSG.NEXT.%s.%s", run.stream, run.consumer);
+  if (natsInbox_Create(&inbox) != NATS_OK ||
+      natsConnection_SubscribeSync(&sub, g_nc, inbox) != NATS_OK)
+    die(1, "worker %d: cannot subscribe to an inbox", id);
+  while (!run.stop && mono_ms() < run.deadline_ms - 20) {
+    int64_t remaining = run.deadline_ms - mono_ms();
+    int64_t expires = remaining < run.expires_ms ? remaining : run.expires_ms;
+    char body[128];
+    snprintf(body, sizeof body,
+             "{\"batch\":%" PRId64 ",\"expires\":%" PRId64 "}", run.batch,
+             expires * 1000000);
+    if (natsConnection_PublishRequestString(g_nc, subj, inbox, body) != NATS_OK)
+      die(1, "worker %d: cannot send the pull request", id);
+    run.pull_requests++;
+    int64_t req_end = mono_ms() + expires + 200;
+    int64_t got = 0;
+    while (!run.stop && got < run.batch) {
+      int64_t wait = req_end - mono_ms();
+      if (wait <= 0)
+        break;
+      natsMsg *msg = NULL;
+      natsStatus s = natsSubscription_NextMsg(&msg, sub, wait);
+      if (s == NATS_TIMEOUT)
+        break;
+      if (s != NATS_OK) {
+        fprintf(stderr, "nl-inject: worker %d: %s\n", id,
+                natsStatus_GetText(s));
+        sleep_ms(100);
+        break;
+      }
+      if (!natsMsg_GetReply(msg)) {
+        /* A status message (404, 408, 409) ends this request. */
+        run.status_msgs++;
+        if (run.verbose) {
+          const char *code = NULL, *desc = NULL;
+          natsMsgHeader_Get(msg, "Status", &code);
+          natsMsgHeader_Get(msg, "Description", &desc);
+          fprintf(stderr, "t=%.3f w=%d status %s %s\n",
+                  (mono_ms() - run.start_ms) / 1000.0, id, code ? code : "?",
+                  desc ? desc : "");
+        }
+        natsMsg_Destroy(msg);
+        break;
+      }
+      got++;
+      if (!take_one()) {
+        natsMsg_Destroy(msg);
+        break;
+      }
+      bool finished = handle_msg(id, msg);
+      natsMsg_Destroy(msg);
+      if (!finished)
+        break;
+    }
+  }
+  natsSubscription_Unsubscribe(sub);
+  natsSubscription_Destroy(sub);
+  natsInbox_Destroy(inbox);
+  return NULL;
+}
+
+/* Worker for push mode: takes messages from the shared subscription. */
+static void *push_worker(void *arg) {
+  int id = (int)(intptr_t)arg;
+  while (!run.stop && mono_ms() < run.deadline_ms) {
+    natsMsg *msg = NULL;
+    pthread_mutex_lock(&run.push_mu);
+    natsStatus s = natsSubscription_NextMsg(&msg, run.push_sub, 100);
+    pthread_mutex_unlock(&run.push_mu);
+    if (s == NATS_TIMEOUT)
+      continue;
+    if (s != NATS_OK) {
+      fprintf(stderr, "nl-inject: worker %d: %s\n", id, natsStatus_GetText(s));
+      sleep_ms(100);
+      continue;
+    }
+    if (natsMsg_GetReply(msg) && !take_one()) {
+      natsMsg_Destroy(msg);
+      break;
+    }
+    handle_msg(id, msg);
+    natsMsg_Destroy(msg);
+  }
+  return NULL;
+}
+
+/* consume: runs W workers for --duration seconds, then prints a summary. */
+static int cmd_consume(void) {
+  check_args("--duration --mode --deliver-subject --queue --batch --workers "
+             "--process-ms --slow-every --slow-ms --in-progress --progress-ms "
+             "--nak --nak-seq-mod --term-seq-mod --no-ack --max-msgs "
+             "--expires-ms --verbose",
+             3, 3);
+  run.stream = args.pos[1];
+  run.consumer = args.pos[2];
+  if (!opt_has("--duration"))
+    die(2, "consume needs --duration");
+  double duration = opt_double("--duration", 0);
+  const char *mode = opt_str("--mode", "pull");
+  if (strcmp(mode, "pull") != 0 && strcmp(mode, "push") != 0)
+    die(2, "--mode must be pull or push");
+  run.pull = strcmp(mode, "pull") == 0;
+  run.batch = opt_ll("--batch", 1);
+  int64_t workers = opt_ll("--workers", 1);
+  run.process_ms = opt_ll("--process-ms", 0);
+  run.slow_every = opt_ll("--slow-every", 0);
+  run.slow_ms = opt_ll("--slow-ms", run.process_ms);
+  run.in_progress = opt_has("--in-progress");
+  run.progress_ms = opt_ll("--progress-ms", 1000);
+  run.nak_all = opt_has("--nak");
+  run.nak_mod = opt_ll("--nak-seq-mod", 0);
+  run.term_mod = opt_ll("--term-seq-mod", 0);
+  run.no_ack = opt_has("--no-ack");
+  run.max_msgs = opt_ll("--max-msgs", 0);
+  run.expires_ms = opt_ll("--expires-ms", 5000);
+  run.verbose = opt_has("--verbose");
+  if (duration <= 0 || duration > 3600 || run.batch < 1 || workers < 1 ||
+      workers > 64 || run.progress_ms < 10 || run.expires_ms < 10)
+    die(2, "consume: bad --duration, --batch, --workers, --progress-ms or "
+           "--expires-ms");
+  if (run.nak_all + (run.nak_mod > 0) + run.no_ack > 1)
+    die(2, "--nak, --nak-seq-mod and --no-ack exclude each other");
+  alarm((unsigned)duration + 30);
+  connect_server();
+
+  /* Push mode needs the deliver subject: given, or read from the consumer. */
+  char subj[SUBJ_MAX];
+  if (!run.pull) {
+    const char *deliver = opt_str("--deliver-subject", NULL);
+    const char *queue = opt_str("--queue", NULL);
+    json_object *info = NULL;
+    if (!deliver || !queue) {
+      subjf(subj, "$JS.API.CONSUMER.INFO.%s.%s", run.stream, run.consumer);
+      info = js_request_ok(subj, "");
+      json_object *cfg = jobj(info, "config");
+      if (!deliver)
+        deliver = jstr(cfg, "deliver_subject", NULL);
+      if (!queue)
+        queue = jstr(cfg, "deliver_group", NULL);
+      if (!deliver)
+        die(2, "consumer %s.%s is a pull consumer; use --mode pull", run.stream,
+            run.consumer);
+    }
+    natsStatus s =
+        queue ? natsConnection_QueueSubscribeSync(&run.push_sub, g_nc, deliver,
+                                                  queue)
+              : natsConnection_SubscribeSync(&run.push_sub, g_nc, deliver);
+    if (s != NATS_OK)
+      die(1, "cannot subscribe to %s: %s", deliver, natsStatus_GetText(s));
+    natsSubscription_SetPendingLimits(run.push_sub, -1, -1);
+    pthread_mutex_init(&run.push_mu, NULL);
+    json_object_put(info);
+  }
+
+  run.start_ms = mono_ms();
+  run.deadline_ms = run.start_ms + (int64_t)(duration * 1000);
+  pthread_t th[64];
+  for (int64_t i = 0; i < workers; i++)
+    if (pthread_create(&th[i], NULL, run.pull ? pull_worker : push_worker,
+                       (void *)(intptr_t)i) != 0)
+      die(1, "cannot start worker %" PRId64, i);
+  for (int64_t i = 0; i < workers; i++)
+    pthread_join(th[i], NULL);
+  if (run.push_sub) {
+    natsSubscription_Unsubscribe(run.push_sub);
+    natsSubscription_Destroy(run.push_sub);
+  }
+  natsConnection_FlushTimeout(g_nc, g_timeout_ms);
+
+  printf("{\"mode\":\"%s\",\"workers\":%" PRId64 ",\"elapsed_ms\":%" PRId64
+         ",\"received\":%lld,\"redelivered_seen\":%lld,\"acked\":%lld,"
+         "\"naked\":%lld,\"termed\":%lld,\"in_progress_sent\":%lld,"
+         "\"abandoned\":%lld,"
+         "\"max_delivery_count\":%lld,\"status_msgs\":%lld,"
+         "\"pull_requests\":%lld}\n",
+         mode, workers, mono_ms() - run.start_ms, (long long)run.received,
+         (long long)run.redelivered_seen, (long long)run.acked,
+         (long long)run.naked, (long long)run.termed,
+         (long long)run.in_progress_sent, (long long)run.abandoned,
+         (long long)run.max_delivered, (long long)run.status_msgs,
+         (long long)run.pull_requests);
+  return 0;
+}
+
+/* info: prints the raw CONSUMER.INFO reply; exits 1 if it is an error. */
+static int cmd_info(void) {
+  check_args("", 3, 3);
+  connect_server();
+  char subj[SUBJ_MAX];
+  subjf(subj, "$JS.API.CONSUMER.INFO.%s.%s", args.pos[1], args.pos[2]);
+  char *text = raw_request(subj, "");
+  if (!text)
+    return 1;
+  puts(text);
+  json_object *j = json_tokener_parse(text);
+  int rc = (!j || jobj(j, "error")) ? 1 : 0;
+  json_object_put(j);
+  free(text);
+  return rc;
+}
+
+/* Copies the HH:MM:SS.mmm part of an RFC 3339 time into BUF, or "-". */
+static void short_time(const char *rfc, char *buf, size_t len) {
+  const char *t = rfc ? strchr(rfc, 'T') : NULL;
+  if (!t) {
+    snprintf(buf, len, "-");
+    return;
+  }
+  snprintf(buf, len, "%.12s", t + 1);
+}
+
+/* watch: polls CONSUMER.INFO and STREAM.INFO and prints one line per poll. */
+static int cmd_watch(void) {
+  check_args("--interval --count", 3, 3);
+  const char *stream = args.pos[1], *consumer = args.pos[2];
+  double interval = opt_double("--interval", 1);
+  int64_t count = opt_ll("--count", 10);
+  if (interval < 0.05 || count < 1 || interval * count > 3600)
+    die(2, "watch: bad --interval or --count");
+  alarm((unsigned)(interval * count) + 30);
+  connect_server();
+  char csubj[SUBJ_MAX], ssubj[SUBJ_MAX];
+  subjf(csubj, "$JS.API.CONSUMER.INFO.%s.%s", stream, consumer);
+  subjf(ssubj, "$JS.API.STREAM.INFO.%s", stream);
+  int64_t start = mono_ms(), pcs = -1, pss = -1;
+  for (int64_t i = 0; i < count; i++) {
+    sleep_ms(start + (int64_t)(i * interval * 1000) - mono_ms());
+    double t = (mono_ms() - start) / 1000.0;
+    char now[32];
+    wall_hms(now, sizeof now);
+    json_object *ci = js_request(csubj, "", NULL);
+    json_object *si = js_request(ssubj, "", NULL);
+    if (!ci || !si) {
+      printf("t=%.1f at=%s error\n", t, now);
+      fflush(stdout);
+      json_object_put(ci);
+      json_object_put(si);
+      continue;
+    }
+    json_object *dl = jobj(ci, "delivered"), *af = jobj(ci, "ack_floor");
+    json_object *st = jobj(si, "state");
+    int64_t cs = jint(dl, "consumer_seq", 0), ss = jint(dl, "stream_seq", 0);
+    char fl[32], dla[32];
+    short_time(jstr(af, "last_active", NULL), fl, sizeof fl);
+    short_time(jstr(dl, "last_active", NULL), dla, sizeof dla);
+    printf("t=%.1f at=%s cseq=%" PRId64 "(+%" PRId64 ") sseq=%" PRId64
+           "(+%" PRId64 ") dc-ds=%" PRId64 " floor=%" PRId64
+           " floor_at=%s dlv_at=%s ack_pend=%" PRId64 " redeliv=%" PRId64
+           " pend=%" PRId64 " wait=%" PRId64 " first=%" PRId64 " last=%" PRId64
+           "\n",
+           t, now, cs, pcs < 0 ? 0 : cs - pcs, ss, pss < 0 ? 0 : ss - pss,
+           pcs < 0 ? 0 : (cs - pcs) - (ss - pss), jint(af, "stream_seq", 0), fl,
+           dla, jint(ci, "num_ack_pending", 0), jint(ci, "num_redelivered", 0),
+           jint(ci, "num_pending", 0), jint(ci, "num_waiting", 0),
+           jint(st, "first_seq", 0), jint(st, "last_seq", 0));
+    fflush(stdout);
+    pcs = cs;
+    pss = ss;
+    json_object_put(ci);
+    json_object_put(si);
+  }
+  return 0;
+}
+
+/* record: writes the payloads of the next N messages on SUBJECT to --out
+ * (stdout by default), one per line; exits 1 if fewer arrived in time. */
+static int cmd_record(void) {
+  check_args("--count --out --duration", 2, 2);
+  int64_t count = opt_ll("--count", 1);
+  double duration = opt_double("--duration", 60);
+  const char *out = opt_str("--out", NULL);
+  if (count < 1 || duration <= 0 || duration > 3600)
+    die(2, "record: bad --count or --duration");
+  alarm((unsigned)duration + 30);
+  connect_server();
+  natsSubscription *sub = NULL;
+  natsStatus s = natsConnection_SubscribeSync(&sub, g_nc, args.pos[1]);
+  if (s == NATS_OK)
+    s = natsConnection_FlushTimeout(g_nc, g_timeout_ms);
+  if (s != NATS_OK)
+    die(1, "cannot subscribe to %s: %s", args.pos[1], natsStatus_GetText(s));
+  FILE *f = stdout;
+  int64_t deadline = mono_ms() + (int64_t)(duration * 1000), got = 0;
+  while (got < count) {
+    int64_t wait = deadline - mono_ms();
+    if (wait <= 0)
+      break;
+    natsMsg *msg = NULL;
+    if (natsSubscription_NextMsg(&msg, sub, wait) != NATS_OK)
+      break;
+    /* The file is opened on the first message so a timeout leaves none. */
+    if (out && f == stdout && !(f = fopen(out, "w")))
+      die(1, "cannot write %s: %s", out, strerror(errno));
+    fwrite(natsMsg_GetData(msg), 1, (size_t)natsMsg_GetDataLength(msg), f);
+    fputc('\n', f);
+    fflush(f);
+    fprintf(stderr, "recorded %s\n", natsMsg_GetSubject(msg));
+    natsMsg_Destroy(msg);
+    got++;
+  }
+  if (f != stdout)
+    fclose(f);
+  natsSubscription_Destroy(sub);
+  if (got < count) {
+    fprintf(stderr,
+            "nl-inject: record %s: %" PRId64 " of %" PRId64
+            " messages before the deadline\n",
+            args.pos[1], got, count);
+    return 1;
+  }
+  return 0;
+}
+
+/* request: sends a raw request and prints the reply exactly as received;
+ * exits 1 only when no reply arrived. */
+static int cmd_request(void) {
+  check_args("", 2, 3);
+  connect_server();
+  char *text = raw_request(args.pos[1], args.npos > 2 ? args.pos[2] : "");
+  if (!text)
+    return 1;
+  fputs(text, stdout);
+  fputc('\n', stdout);
+  free(text);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  parse_args(argc, argv);
+  if (args.npos == 0 || strcmp(args.pos[0], "help") == 0 || opt_has("--help")) {
+    fputs(usage_text, args.npos == 0 ? stderr : stdout);
+    return args.npos == 0 ? 2 : 0;
+  }
+  static const struct {
+    const char *name;
+    int (*fn)(void);
+  } cmds[] = {{"stream-create", cmd_stream_create},
+              {"stream-delete", cmd_stream_delete},
+              {"consumer-create", cmd_consumer_create},
+              {"consumer-delete", cmd_consumer_delete},
+              {"publish", cmd_publish},
+              {"consume", cmd_consume},
+              {"info", cmd_info},
+              {"watch", cmd_watch},
+              {"record", cmd_record},
+              {"request", cmd_request}};
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    if (strcmp(args.pos[0], cmds[i].name) != 0)
+      continue;
+    /* A default watchdog bounds commands that set no deadline of their own;
+     * each command connects once its arguments are valid. */
+    alarm(300);
+    int rc = cmds[i].fn();
+    if (g_nc) {
+      natsConnection_FlushTimeout(g_nc, g_timeout_ms);
+      natsConnection_Destroy(g_nc);
+    }
+    nats_Close();
+    return rc;
+  }
+  fprintf(stderr, "nl-inject: unknown command '%s'\n%s", args.pos[0],
+          usage_text);
+  return 2;
+}
