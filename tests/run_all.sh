@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs the unit tests and every integration test script, then prints one
+# closing line "N passed, N failed". Each script prints "PASS name" and
+# "FAIL name: why" lines; a script that exits non-zero without printing a
+# FAIL line counts as one failure. NL_ONLY=pattern runs only matching
+# scripts; NL_SKIP=pattern skips matching scripts.
+set -u
+cd "$(dirname "$0")/.."
+passed=0
+failed=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+count() {
+  local p f
+  p=$(grep -c '^PASS ' "$log")
+  f=$(grep -c '^FAIL ' "$log")
+  passed=$((passed + p))
+  failed=$((failed + f))
+  if [ "$1" -ne 0 ] && [ "$f" -eq 0 ]; then
+    echo "FAIL $2: exited with status $1 without reporting a failure"
+    failed=$((failed + 1))
+  fi
+}
+
+echo "== unit tests"
+./build/unit_tests tests/fixtures >"$log" 2>&1
+rc=$?
+cat "$log"
+count "$rc" unit
+
+for script in tests/integration/test_*.sh; do
+  name=$(basename "$script" .sh)
+  if [ -n "${NL_ONLY:-}" ] && [[ $name != *${NL_ONLY}* ]]; then continue; fi
+  if [ -n "${NL_SKIP:-}" ] && [[ $name == *${NL_SKIP}* ]]; then continue; fi
+  echo "== $name"
+  start=$(date +%s)
+  timeout 900 bash "$script" >"$log" 2>&1
+  rc=$?
+  cat "$log"
+  echo "# $name took $(($(date +%s) - start)) s"
+  count "$rc" "$name"
+done
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
