@@ -154,12 +154,13 @@ static void collect_expiry_rounds(const nl_consumer_state *st, int64_t now_ns,
       break;
     if (e->beyond_expiry || !e->while_acking)
       continue;
-    /* Redeliveries of a message left behind belong to MISSING_PROGRESS when
-     * the floor stood long enough for it (or still stands). */
-    if (e->stuck_since_ns != 0 &&
-        (e->stuck_len_ns >= stuck_limit_ns ||
-         (e->stuck_len_ns == 0 && e->stuck_since_ns == st->stuck_since_ns &&
-          st->acked_since_floor)))
+    /* Redeliveries of a message left behind belong to MISSING_PROGRESS once
+     * the floor stood long enough for it (or stands that long now). */
+    int64_t stuck_len = e->stuck_len_ns;
+    if (stuck_len == 0 && e->stuck_since_ns != 0 && st->acked_since_floor &&
+        e->stuck_since_ns == st->stuck_since_ns)
+      stuck_len = now_ns - st->stuck_since_ns;
+    if (e->stuck_since_ns != 0 && stuck_len >= stuck_limit_ns)
       continue;
     if (r->intervals == 0)
       r->newest_ns = e->t_ns;
@@ -180,15 +181,24 @@ static bool detect_missing_progress(const nl_consumer_state *st,
                                     const nl_detect_params *p, nl_finding *f) {
   const nl_sample *s0 = nl_state_sample(st, 0);
   int64_t delay = nl_consumer_redelivery_delay_ns(c);
-  if (c->ack_policy == NL_ACK_NONE || s0 == NULL || delay <= 0 ||
-      c->num_ack_pending == 0)
+  if (c->ack_policy == NL_ACK_NONE || s0 == NULL || delay <= 0)
     return false;
-  if (!st->acked_since_floor || st->redelivered_since_floor == 0)
-    return false;
+  double limit = p->missing_progress_factor * (double)delay;
   int64_t stuck = s0->t_ns - st->stuck_since_ns;
   int64_t pinned = s0->t_ns - st->floor_since_ns;
-  if ((double)stuck < p->missing_progress_factor * (double)delay)
+  bool now_stuck = st->acked_since_floor && st->redelivered_since_floor > 0 &&
+                   (double)stuck >= limit;
+  /* Long tasks come one after another: when one finishes, the finding holds
+   * for one more limit while the next may be building up. */
+  bool grace = st->active[NL_MISSING_PROGRESS] != NULL &&
+               st->last_stuck_end_ns > 0 &&
+               (double)(s0->t_ns - st->last_stuck_end_ns) <= limit;
+  if (!now_stuck && !grace)
     return false;
+  if (!now_stuck) {
+    *f = *st->active[NL_MISSING_PROGRESS]; /* Keep the last evidence. */
+    return true;
+  }
   double rec = recommend_ack_wait_s(st, c);
   finding_init(f, NL_MISSING_PROGRESS);
   nl_finding_add(f, "stuck_stream_seq", (double)c->ack_floor_stream_seq + 1);

@@ -121,6 +121,7 @@ static void state_reset(nl_consumer_state *st, int64_t created_ns) {
   st->last_ack_change_ns = 0;
   st->floor_since_ns = 0;
   st->stuck_since_ns = 0;
+  st->last_stuck_end_ns = 0;
   st->acked_since_floor = false;
   st->redelivered_since_floor = 0;
   st->longest_pin_ns = 0;
@@ -235,8 +236,10 @@ static void account_interval(nl_consumer_state *st, const nl_sample *prev,
   }
   /* The floor "stands" while it keeps its value with work outstanding. */
   if (cur->floor_moved || cur->num_ack_pending == 0) {
-    if (st->acked_since_floor)
+    if (st->acked_since_floor) {
       close_stuck_period(st, now_ns);
+      st->last_stuck_end_ns = now_ns;
+    }
     st->floor_since_ns = now_ns;
     st->acked_since_floor = false;
     st->stuck_since_ns = 0;
@@ -296,6 +299,7 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
     st->n_events = 0;
     st->floor_since_ns = now_ns;
     st->stuck_since_ns = 0;
+    st->last_stuck_end_ns = 0;
     st->acked_since_floor = false;
     st->redelivered_since_floor = 0;
     st->longest_pin_ns = 0;

@@ -80,6 +80,7 @@ typedef struct nl_consumer_state {
    * time of the first such ack, and redeliveries counted after it. */
   bool acked_since_floor;
   int64_t stuck_since_ns;
+  int64_t last_stuck_end_ns; /* When the latest stuck period ended. */
   uint64_t redelivered_since_floor;
   int64_t longest_pin_ns; /* Longest time the floor stood with work pending. */
 

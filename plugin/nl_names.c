@@ -16,11 +16,22 @@ static int unsafe(unsigned char ch) {
   return ch < 0x20 || ch == 0x7f || ch == '/';
 }
 
-int nl_name_fit(const char *in, char *out, size_t outlen) {
+/* Not allowed in one NATS subject token: white space, control characters,
+ * the separator and the wildcards. */
+static int token_unsafe(unsigned char ch) {
+  return ch <= ' ' || ch == 0x7f || ch == '.' || ch == '*' || ch == '>';
+}
+
+/* Copies in to out; or, when in holds a character bad() rejects, does not
+ * fit, or is empty and force_empty is set: cuts it at a UTF-8 boundary,
+ * replaces rejected characters by '_' and appends "~" and a hash of the
+ * whole original. Returns 1 when changed, 0 when copied. */
+static int fit(const char *in, char *out, size_t outlen,
+               int (*bad)(unsigned char), int force_empty) {
   size_t len = strlen(in);
-  int changed = len >= outlen;
+  int changed = len >= outlen || (force_empty && len == 0);
   for (size_t i = 0; i < len && !changed; i++)
-    changed = unsafe((unsigned char)in[i]);
+    changed = bad((unsigned char)in[i]);
   if (!changed) {
     memcpy(out, in, len + 1);
     return 0;
@@ -32,7 +43,15 @@ int nl_name_fit(const char *in, char *out, size_t outlen) {
   while (keep > 0 && ((unsigned char)in[keep] & 0xC0) == 0x80)
     keep--;
   for (size_t i = 0; i < keep; i++)
-    out[i] = unsafe((unsigned char)in[i]) ? '_' : in[i];
+    out[i] = bad((unsigned char)in[i]) ? '_' : in[i];
   snprintf(out + keep, outlen - keep, "~%08x", (unsigned)fnv1a32(in));
   return 1;
+}
+
+int nl_name_fit(const char *in, char *out, size_t outlen) {
+  return fit(in, out, outlen, unsafe, 0);
+}
+
+int nl_name_token(const char *in, char *out, size_t outlen) {
+  return fit(in, out, outlen, token_unsafe, 1);
 }

@@ -12,4 +12,10 @@
  * when it was copied as is. */
 int nl_name_fit(const char *in, char *out, size_t outlen);
 
+/* Like nl_name_fit, for one token of a NATS subject: white space, control
+ * characters, '.', '*' and '>' become '_' (so the result is never a
+ * wildcard), and an empty name becomes "~xxxxxxxx". Returns 1 when the
+ * name was changed, 0 when copied as is. */
+int nl_name_token(const char *in, char *out, size_t outlen);
+
 #endif

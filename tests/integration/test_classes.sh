@@ -58,9 +58,9 @@ OK_PID=$!
 NL_PIDS+=($OK_PID)
 
 sleep 2
-# ACK_WAIT_VIOLATION: processing 3 s with ack_wait 2 s, 4 workers.
+# ACK_WAIT_VIOLATION: processing 4 s with ack_wait 2 s, 4 workers.
 inj publish aw.a --count 60 >/dev/null
-inj consume AW proc --duration 40 --workers 4 --process-ms 3000 \
+inj consume AW proc --duration 40 --workers 4 --process-ms 4000 \
   >"$NL_TMP/aw.out" 2>&1 &
 NL_PIDS+=($!)
 # SEQUENCE_GAP: max_msgs 100, 300 published, the consumer never read any.

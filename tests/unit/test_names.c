@@ -28,7 +28,7 @@ void test_name_fit(void) {
   nl_name_fit(a, again, sizeof(again));
   CHECK(strcmp(out, again) == 0);
   /* A cut never splits a UTF-8 character. */
-  char u[300] = "";
+  char u[301] = "";
   for (int i = 0; i < 60; i++)
     strcat(u, "\xc3\xa9\xe6\xbc\xa2");
   nl_name_fit(u, out, sizeof(out));
