@@ -384,8 +384,11 @@ static void sink_transition(void *ud, const char *stream, const char *consumer,
   stream_plugin_instance(rc->inst, stream, pi, sizeof(pi));
   nl_finding_format_evidence(f, evidence, sizeof(evidence));
   if (active)
-    snprintf(msg, sizeof(msg), "%s %s/%s: %s; fix: %s", nl_class_name(f->cls),
-             stream, consumer, evidence, f->fix_command);
+    /* The fix command comes before the evidence so that collectd's
+     * 256-byte message limit cuts evidence, not the command; all of it is
+     * in the meta fields too. */
+    snprintf(msg, sizeof(msg), "%s %s/%s: fix: %s; %s", nl_class_name(f->cls),
+             stream, consumer, f->fix_command, evidence);
   else
     snprintf(msg, sizeof(msg), "%s %s/%s cleared%s%s", nl_class_name(f->cls),
              stream, consumer, reason ? ": " : "", reason ? reason : "");

@@ -16,22 +16,9 @@ PORT=${NL_PORT_CLASSES:-14231}
 INTERVAL=1
 nl_start_nats "$PORT" || exit 1
 inj() { nl_inject "$PORT" "$@"; }
-
-# Streams and consumers. Each class has its own stream.
-inj stream-create AW --subjects 'aw.>' >/dev/null
-inj consumer-create AW proc --ack-wait 2 >/dev/null
-inj stream-create GAP --subjects 'gap.>' --max-msgs 100 >/dev/null
-inj consumer-create GAP slow --ack-wait 30 >/dev/null
-inj stream-create MP --subjects 'mp.>' >/dev/null
-inj consumer-create MP stuck --ack-wait 3 --max-ack-pending 5 >/dev/null
-inj stream-create NAK --subjects 'nak.>' >/dev/null
-inj consumer-create NAK poison --ack-wait 30 >/dev/null
-inj stream-create LONG --subjects 'long.>' >/dev/null
-inj consumer-create LONG task --ack-wait 2 >/dev/null
-inj stream-create WPI --subjects 'wpi.>' >/dev/null
-inj consumer-create WPI task --ack-wait 2 >/dev/null
-inj stream-create OK --subjects 'ok.>' --max-msgs 100000 >/dev/null
-inj consumer-create OK good --ack-wait 30 --max-ack-pending 1000 >/dev/null
+. "$NL_ROOT/tests/scenarios.sh"
+NL_SCENARIO_OUT=$NL_TMP
+nl_scenario_setup "$PORT" >/dev/null || exit 1
 
 nl_start_collectd "<Instance \"it\">
   URL \"nats://127.0.0.1:$PORT\"
@@ -49,47 +36,12 @@ for sc in AW:proc GAP:slow MP:stuck NAK:poison LONG:task OK:good; do
   trace "${sc%%:*}" "${sc##*:}"
 done
 
-# Healthy: steady traffic acked quickly, for the whole run.
-inj publish ok.a --count 1800 --rate 20 >/dev/null 2>&1 &
-NL_PIDS+=($!)
-inj consume OK good --duration 64 --workers 2 --process-ms 20 \
-  >"$NL_TMP/ok.out" 2>&1 &
-OK_PID=$!
-NL_PIDS+=($OK_PID)
-
+nl_scenario_start_HEALTHY "$PORT" 64
 sleep 2
-# ACK_WAIT_VIOLATION: processing 4 s with ack_wait 2 s, 4 workers.
-inj publish aw.a --count 60 >/dev/null
-inj consume AW proc --duration 40 --workers 4 --process-ms 4000 \
-  >"$NL_TMP/aw.out" 2>&1 &
-NL_PIDS+=($!)
-# SEQUENCE_GAP: max_msgs 100, 300 published, the consumer never read any.
-inj publish gap.a --count 300 >/dev/null
-# MAX_PENDING_THROTTLE: a worker that never acks holds the 5 allowed.
-inj publish mp.a --count 50 >/dev/null
-inj consume MP stuck --duration 15 --no-ack >"$NL_TMP/mp.out" 2>&1 &
-MP_PID=$!
-NL_PIDS+=($MP_PID)
-# NAK_STORM: every 5th message is NAKed again and again.
-inj publish nak.a --count 20 >/dev/null
-inj consume NAK poison --duration 15 --nak-seq-mod 5 \
-  >"$NL_TMP/nak.out" 2>&1 &
-NAK_PID=$!
-NL_PIDS+=($NAK_PID)
-# MISSING_PROGRESS: every 100th message takes 7 s and sends no progress;
-# 8 workers keep acking the others while traffic goes on.
-inj publish long.a --count 1500 --rate 30 >/dev/null 2>&1 &
-NL_PIDS+=($!)
-inj consume LONG task --duration 50 --workers 8 --process-ms 50 \
-  --slow-every 100 --slow-ms 7000 >"$NL_TMP/long.out" 2>&1 &
-NL_PIDS+=($!)
-# The healthy look-alike: the same long tasks, sending in-progress acks.
-inj publish wpi.a --count 1500 --rate 30 >/dev/null 2>&1 &
-NL_PIDS+=($!)
-inj consume WPI task --duration 50 --workers 8 --process-ms 50 \
-  --slow-every 100 --slow-ms 7000 --in-progress --progress-ms 500 \
-  >"$NL_TMP/wpi.out" 2>&1 &
-NL_PIDS+=($!)
+for cls in ACK_WAIT_VIOLATION SEQUENCE_GAP MAX_PENDING_THROTTLE NAK_STORM \
+  MISSING_PROGRESS; do
+  "nl_scenario_start_$cls" "$PORT"
+done
 
 # signal_time STREAM CONSUMER AWK_CONDITION: epoch seconds of the first
 # trace line whose fields satisfy the condition (fields are parsed into
@@ -183,30 +135,17 @@ expect_class ACK_WAIT_VIOLATION FAILURE AW proc 'rep' 2
 expect_class MISSING_PROGRESS FAILURE LONG task 'dcds > 0' 6
 
 # Fixes.
-FIX=$(date +%s.%N)
-inj consume GAP slow --duration 3 --workers 2 >/dev/null 2>&1
-inj stream-create GAP --subjects 'gap.>' --max-msgs 10000 >/dev/null
-expect_okay SEQUENCE_GAP GAP slow "$FIX"
-
-FIX=$(date +%s.%N)
-kill "$MP_PID" 2>/dev/null
-inj consume MP stuck --duration 12 --workers 2 >/dev/null 2>&1 &
-NL_PIDS+=($!)
-expect_okay MAX_PENDING_THROTTLE MP stuck "$FIX"
-
-FIX=$(date +%s.%N)
-kill "$NAK_PID" 2>/dev/null
-inj consume NAK poison --duration 12 --term-seq-mod 5 >/dev/null 2>&1 &
-NL_PIDS+=($!)
-expect_okay NAK_STORM NAK poison "$FIX"
-
-FIX=$(date +%s.%N)
-inj consumer-create AW proc --ack-wait 10 >/dev/null
-expect_okay ACK_WAIT_VIOLATION AW proc "$FIX"
-
-FIX=$(date +%s.%N)
-inj consumer-create LONG task --ack-wait 20 >/dev/null
-expect_okay MISSING_PROGRESS LONG task "$FIX"
+fix() {
+  local cls=$1 stream=$2 consumer=$3 fixed_at
+  fixed_at=$(date +%s.%N)
+  "nl_scenario_fix_$cls" "$PORT"
+  expect_okay "$cls" "$stream" "$consumer" "$fixed_at"
+}
+fix SEQUENCE_GAP GAP slow
+fix MAX_PENDING_THROTTLE MP stuck
+fix NAK_STORM NAK poison
+fix ACK_WAIT_VIOLATION AW proc
+fix MISSING_PROGRESS LONG task
 
 expect_only GAP slow SEQUENCE_GAP
 expect_only MP stuck MAX_PENDING_THROTTLE
@@ -218,7 +157,7 @@ expect_only LONG task MISSING_PROGRESS
 while awk -v s="$START" -v n="$(date +%s.%N)" 'BEGIN { exit !(n - s < 66) }'; do
   sleep 1
 done
-wait "$OK_PID" 2>/dev/null
+wait "$NL_SCENARIO_PID_HEALTHY" 2>/dev/null
 healthy=$(nl_notifications "OK/good" | wc -l)
 polls=$(wc -l <"$(nl_csv_file it-OK nats_lens_num_pending good)")
 if [ "$healthy" -eq 0 ] && [ "$polls" -ge 60 ]; then
@@ -226,7 +165,7 @@ if [ "$healthy" -eq 0 ] && [ "$polls" -ge 60 ]; then
 else
   nl_fail healthy/no-notification "$healthy notifications over $polls polls"
 fi
-nl_check healthy/consumed grep -q '"acked":[1-9]' "$NL_TMP/ok.out"
+nl_check healthy/consumed grep -q '"acked":[1-9]' "$NL_TMP/HEALTHY.out"
 wpi=$(nl_notifications "WPI/task")
 if [ -z "$wpi" ]; then
   nl_pass long-tasks-with-progress/no-notification
