@@ -23,7 +23,10 @@ nl_sc_inject() {
 nl_sc_bg() {
   local name=$1 port=$2
   shift 2
-  nl_sc_inject "$port" "$@" >"$NL_SCENARIO_OUT/$name.out" 2>&1 &
+  # The binary itself runs in the background (not a function in a subshell),
+  # so that the PID recorded is the worker's and killing it stops it.
+  "$NL_SCENARIO_ROOT/tests/tools/nl-inject" --server "nats://127.0.0.1:$port" \
+    "$@" >"$NL_SCENARIO_OUT/$name.out" 2>&1 &
   NL_PIDS+=($!)
   eval "NL_SCENARIO_PID_$name=$!"
 }
