@@ -1,6 +1,9 @@
 # nats-lens: a collectd read-plugin that finds JetStream delivery mistakes.
 #   make            build plugin/nats_lens.so
 #   make test       unit and integration tests (ends with "N passed, N failed")
+#   make deb        the Debian package (packaging/build/*.deb)
+#   make eval       the evaluation: coverage and latency per class and
+#                   client language, written to results/eval.md
 #   make demo       a local nats-server with misconfigured consumers, and
 #                   collectd in the foreground showing the findings
 VERSION := $(shell cat VERSION)
@@ -11,26 +14,53 @@ WARN := -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation
 BASE_CFLAGS := -std=gnu11 -fPIC $(WARN) -DNL_VERSION='"$(VERSION)"'
 PLUGIN_CFLAGS := -DHAVE_CONFIG_H -I$(COLLECTD_INC) -I$(COLLECTD_INC)/core \
 	-I$(COLLECTD_INC)/core/daemon
-LIBS := -lnats -ljson-c -lm -lpthread
+LIBS := -lnats -ljson-c -lcrypto -lm -lpthread -lmicrohttpd
 
+BUILD := build
+PLUGIN := plugin/nats_lens.so
+
+# SANITIZE=1 builds everything under AddressSanitizer and
+# UndefinedBehaviorSanitizer into build/san (so sanitized and plain objects
+# never mix), and the tests load that plugin into collectd with libasan
+# preloaded (tests/lib.sh); any sanitizer report fails the test.
 ifeq ($(SANITIZE),1)
 CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
 LDSAN := -fsanitize=address,undefined
+BUILD := build/san
+PLUGIN := build/san/nats_lens.so
+TEST_ENV := NL_BUILD=$(BUILD) NL_PLUGIN=$(abspath $(PLUGIN)) NL_SANITIZE=1 \
+	NL_ASAN_LIB=$(shell $(CC) -print-file-name=libasan.so)
 endif
 
-BUILD := build
-CORE_SRC := $(filter-out plugin/nats_lens.c,$(wildcard plugin/nl_*.c))
+# nl_http.c (the REST API and dashboard server, libmicrohttpd) is linked
+# into the plugin only, so libnlcore.a and the fuzz targets need neither
+# libmicrohttpd nor the generated dashboard header.
+HTTP_OBJ := $(BUILD)/nl_http.o
+CORE_SRC := $(filter-out plugin/nats_lens.c plugin/nl_http.c,\
+	$(wildcard plugin/nl_*.c))
 CORE_OBJ := $(patsubst plugin/%.c,$(BUILD)/%.o,$(CORE_SRC))
 CORE_LIB := $(BUILD)/libnlcore.a
-PLUGIN := plugin/nats_lens.so
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(BUILD)/unit_tests
 INJECT := tests/tools/nl-inject
 
-.PHONY: all test unit integration demo clean format check-format
+.PHONY: bench all test unit integration demo clean format check-format fuzz fuzz-build
 
-all: $(PLUGIN)
+# nats-lens-check, the one-shot audit command (cli/), linked with the same
+# core as the plugin. With SANITIZE=1 it is built into build/san and the
+# tests find it through NL_CHECK.
+CHECK := cli/nats-lens-check
+ifeq ($(SANITIZE),1)
+CHECK := $(BUILD)/nats-lens-check
+TEST_ENV += NL_CHECK=$(abspath $(CHECK))
+endif
+
+all: $(PLUGIN) $(CHECK)
+
+$(CHECK): $(wildcard cli/*.c) cli/*.h plugin/*.h $(CORE_LIB)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Iplugin -Icli -o $@ $(wildcard cli/*.c) \
+		$(CORE_LIB) $(LIBS) $(LDSAN)
 
 $(BUILD):
 	mkdir -p $(BUILD)
@@ -44,31 +74,98 @@ $(CORE_LIB): $(CORE_OBJ)
 $(BUILD)/nats_lens.o: plugin/nats_lens.c plugin/*.h | $(BUILD)
 	$(CC) $(BASE_CFLAGS) $(PLUGIN_CFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(PLUGIN): $(BUILD)/nats_lens.o $(CORE_LIB)
-	$(CC) -shared $(LDSAN) -o $@ $(BUILD)/nats_lens.o $(CORE_LIB) $(LIBS)
+# The dashboard page, embedded in nl_http.o as a byte array (xxd).
+$(BUILD)/nl_dashboard_html.h: plugin/nl_dashboard.html | $(BUILD)
+	xxd -i -n nl_dashboard_html $< | sed 's/^unsigned/static const unsigned/' >$@
+
+$(HTTP_OBJ): $(BUILD)/nl_dashboard_html.h
+$(HTTP_OBJ): BASE_CFLAGS += -I$(BUILD)
+
+$(PLUGIN): $(BUILD)/nats_lens.o $(HTTP_OBJ) $(CORE_LIB)
+	$(CC) -shared $(LDSAN) -o $@ $(BUILD)/nats_lens.o $(HTTP_OBJ) $(CORE_LIB) \
+		$(LIBS)
 
 $(UNIT_BIN): $(UNIT_SRC) tests/unit/*.h $(CORE_LIB)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Iplugin -o $@ $(UNIT_SRC) $(CORE_LIB) \
 		$(LIBS) $(LDSAN)
 
-$(INJECT): tests/tools/nl_inject.c
-	$(CC) -std=gnu11 -O2 -Wall -Wextra -o $@ $< -lnats -ljson-c -lpthread
+$(INJECT): tests/tools/nl_inject.c plugin/nl_nkey.c plugin/nl_nkey.h
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Iplugin -o $@ $< plugin/nl_nkey.c \
+		-lnats -ljson-c -lcrypto -lpthread
+
+BENCH_BIN := $(BUILD)/nl-bench
+
+$(BENCH_BIN): tests/bench/nl_bench.c $(CORE_LIB)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Iplugin -o $@ $< $(CORE_LIB) $(LIBS) $(LDSAN)
+
+# Measures the poll path at several sizes; writes results/bench.md.
+bench: $(PLUGIN) $(BENCH_BIN) $(INJECT)
+	bash tests/bench/run_bench.sh
 
 unit: $(UNIT_BIN)
 	$(UNIT_BIN) tests/fixtures
 
-test: $(PLUGIN) $(UNIT_BIN) $(INJECT)
-	tests/run_all.sh
+test: $(PLUGIN) $(CHECK) $(UNIT_BIN) $(INJECT)
+	$(TEST_ENV) tests/run_all.sh
 
-demo: $(PLUGIN) $(INJECT)
-	tests/demo.sh
+demo:
+	bash tests/demo.sh
+
+# Fuzz targets (libFuzzer, clang): one per parser of server replies, built
+# from the core sources with ASan and UBSan. `make fuzz FUZZ_SECONDS=60` runs
+# each for that long on a copy of its seed corpus (tests/fuzz/corpus/NAME).
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_DIR := build/fuzz
+FUZZ_FLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_TARGETS := $(basename $(notdir $(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_BINS := $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS))
+
+$(FUZZ_DIR)/%: tests/fuzz/%.c $(CORE_SRC) plugin/*.h
+	mkdir -p $(FUZZ_DIR)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Iplugin -DNL_VERSION='"$(VERSION)"' -o $@ $< \
+		$(CORE_SRC) $(LIBS)
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: $(FUZZ_BINS)
+	NL_FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run_fuzz.sh $(FUZZ_TARGETS)
+
+# The Debian package packaging/build/nats-lens_<VERSION>_<arch>.deb, built
+# by packaging/build-deb.sh with dpkg-deb (dpkg-dev; no network, no root).
+# It holds the plain (not sanitized) plugin, and the check command once the
+# Makefile builds it.
+.PHONY: deb
+deb: plugin/nats_lens.so
+ifeq ($(SANITIZE),1)
+	$(error make deb packages the plain build: run it without SANITIZE=1)
+endif
+	packaging/build-deb.sh
+
+# The evaluation harness (tests/eval/eval.sh): each delivery-violation class
+# injected by consumers in C, Go, JavaScript and Python, detection and
+# recovery latency, boundary cases, a healthy soak and the server-level
+# baseline; writes results/eval.md, results/eval.json and
+# results/eval-latency.png. `make eval ROUNDS=30 INTERVAL=3 LANGS="c go js py"
+# TOPOLOGY=single|cluster|both SOAK=300`; a 24 h soak alone:
+# `make eval ROUNDS=0 BOUNDARY=0 BASELINE=0 SOAK=86400 NAME=soak`.
+ROUNDS ?= 30
+INTERVAL ?= 3
+LANGS ?= c go js py
+TOPOLOGY ?= single
+SOAK ?= 300
+.PHONY: eval
+eval: $(PLUGIN) $(INJECT)
+	ROUNDS=$(ROUNDS) INTERVAL=$(INTERVAL) LANGS="$(LANGS)" \
+		TOPOLOGY=$(TOPOLOGY) SOAK=$(SOAK) $(TEST_ENV) tests/eval/eval.sh
 
 format:
-	clang-format -i plugin/*.c plugin/*.h tests/unit/*.c tests/unit/*.h \
-		tests/tools/*.c
+	clang-format -i plugin/*.c plugin/*.h cli/*.c cli/*.h tests/unit/*.c \
+		tests/unit/*.h tests/tools/*.c
 
 check-format:
-	clang-format --dry-run --Werror plugin/*.c plugin/*.h
+	clang-format --dry-run --Werror plugin/*.c plugin/*.h cli/*.c cli/*.h
 
 clean:
-	rm -rf $(BUILD) $(PLUGIN) $(INJECT)
+	rm -rf $(BUILD) $(PLUGIN) $(CHECK) $(INJECT) packaging/build

@@ -12,6 +12,8 @@
 #include "utils_complain.h"
 
 #include "nl_engine.h"
+#include "nl_health.h"
+#include "nl_http.h"
 #include "nl_names.h"
 #include "nl_poll.h"
 #include "nl_transport.h"
@@ -37,10 +39,17 @@ typedef struct {
   char *tls_ca;
   char *tls_cert;
   char *tls_key;
+  char *inbox_prefix;
   nl_detect_params params;
+  /* HealthEvents, HealthSubjectPrefix, SummaryInterval and their state. */
+  nl_health health;
+  char *listen_host; /* Listen "host" "port"; NULL when not configured. */
+  char *listen_port;
 
   nl_transport *transport;
   nl_engine *engine;
+  nl_http *http; /* The REST API and dashboard, or NULL. */
+  c_complain_t publish_complaint;
   c_complain_t poll_complaint;
   c_complain_t connect_complaint;
   bool poll_failing; /* A FAILURE notification for the poll is out. */
@@ -73,6 +82,10 @@ static void instance_free(void *arg) {
   nl_instance *inst = arg;
   if (inst == NULL)
     return;
+  /* The listener reads the engine: stop it first. */
+  nl_http_stop(inst->http);
+  free(inst->listen_host);
+  free(inst->listen_port);
   nl_engine_free(inst->engine);
   nl_transport_free(inst->transport);
   free(inst->name);
@@ -87,6 +100,7 @@ static void instance_free(void *arg) {
   free(inst->tls_ca);
   free(inst->tls_cert);
   free(inst->tls_key);
+  free(inst->inbox_prefix);
   free(inst);
 }
 
@@ -104,17 +118,69 @@ static int config_unsigned(oconfig_item_t *ci, const char *inst,
   return 0;
 }
 
-/* Reads a positive number option into *out. */
-static int config_positive(oconfig_item_t *ci, const char *inst, double *out) {
+/* Reads a number option greater than 0 and at most max into *out. */
+static int config_positive(oconfig_item_t *ci, const char *inst, double max,
+                           double *out) {
   double v = 0;
-  if (cf_util_get_double(ci, &v) != 0 || !(v > 0)) {
+  if (cf_util_get_double(ci, &v) != 0 || !(v > 0) || v > max) {
     ERROR(LOG_PREFIX "Instance \"%s\": option %s needs a number greater than "
-                     "0.",
-          inst, ci->key);
+                     "0 and at most %g.",
+          inst, ci->key, max);
     return -1;
   }
   *out = v;
   return 0;
+}
+
+/* Reads HealthSubjectPrefix into inst->health. */
+static int config_prefix(oconfig_item_t *ci, nl_instance *inst) {
+  char *prefix = NULL;
+  if (cf_util_get_string(ci, &prefix) != 0)
+    return -1;
+  int status = nl_health_set_prefix(&inst->health, prefix);
+  if (status != 0)
+    ERROR(LOG_PREFIX "Instance \"%s\": HealthSubjectPrefix \"%s\" is not a "
+                     "subject prefix (tokens separated by '.', without "
+                     "spaces or the wildcards '*' and '>', at most %d "
+                     "bytes).",
+          inst->name, prefix, NL_EVENT_PREFIX_MAX);
+  free(prefix);
+  return status;
+}
+
+/* Reads SummaryInterval (seconds, 0 turns summaries off). */
+static int config_summary_interval(oconfig_item_t *ci, nl_instance *inst) {
+  double v = -1;
+  if (cf_util_get_double(ci, &v) != 0 || !(v >= 0) || v > 86400) {
+    ERROR(LOG_PREFIX "Instance \"%s\": option SummaryInterval needs a number "
+                     "of seconds from 0 (off) to 86400.",
+          inst->name);
+    return -1;
+  }
+  inst->health.summary_interval_ns = (int64_t)(v * 1e9);
+  return 0;
+}
+
+/* Reads Listen "host" "port" (the port may also be a bare number). */
+static int config_listen(oconfig_item_t *ci, nl_instance *inst) {
+  char port[16] = "";
+  if (ci->values_num == 2 && ci->values[0].type == OCONFIG_TYPE_STRING) {
+    if (ci->values[1].type == OCONFIG_TYPE_STRING)
+      sstrncpy(port, ci->values[1].value.string, sizeof(port));
+    else if (ci->values[1].type == OCONFIG_TYPE_NUMBER)
+      snprintf(port, sizeof(port), "%.0f", ci->values[1].value.number);
+  }
+  if (port[0] == '\0') {
+    ERROR(LOG_PREFIX "Instance \"%s\": option Listen needs an address and a "
+                     "port, as in Listen \"127.0.0.1\" \"9419\".",
+          inst->name);
+    return -1;
+  }
+  free(inst->listen_host);
+  free(inst->listen_port);
+  inst->listen_host = strdup(ci->values[0].value.string);
+  inst->listen_port = strdup(port);
+  return inst->listen_host && inst->listen_port ? 0 : -1;
 }
 
 /* Checks one URL for a scheme cnats accepts. */
@@ -145,7 +211,7 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
     else if (strcasecmp("ExcludeStream", key) == 0)
       status = config_append(child, &inst->exclude, &inst->n_exclude);
     else if (strcasecmp("Timeout", key) == 0)
-      status = config_positive(child, inst->name, &inst->timeout_s);
+      status = config_positive(child, inst->name, 600, &inst->timeout_s);
     else if (strcasecmp("Interval", key) == 0)
       status = cf_util_get_cdtime(child, &inst->interval);
     else if (strcasecmp("User", key) == 0)
@@ -164,6 +230,8 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
       status = cf_util_get_string(child, &inst->tls_cert);
     else if (strcasecmp("TLSKey", key) == 0)
       status = cf_util_get_string(child, &inst->tls_key);
+    else if (strcasecmp("InboxPrefix", key) == 0)
+      status = cf_util_get_string(child, &inst->inbox_prefix);
     else if (strcasecmp("AckWaitMinIntervals", key) == 0)
       status = config_unsigned(child, inst->name,
                                &inst->params.ack_wait_min_intervals);
@@ -177,8 +245,16 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
       status =
           config_unsigned(child, inst->name, &inst->params.nak_storm_intervals);
     else if (strcasecmp("MissingProgressFactor", key) == 0)
-      status = config_positive(child, inst->name,
+      status = config_positive(child, inst->name, 100,
                                &inst->params.missing_progress_factor);
+    else if (strcasecmp("HealthEvents", key) == 0)
+      status = cf_util_get_boolean(child, &inst->health.enabled);
+    else if (strcasecmp("HealthSubjectPrefix", key) == 0)
+      status = config_prefix(child, inst);
+    else if (strcasecmp("SummaryInterval", key) == 0)
+      status = config_summary_interval(child, inst);
+    else if (strcasecmp("Listen", key) == 0)
+      status = config_listen(child, inst);
     else
       WARNING(LOG_PREFIX "Instance \"%s\": unknown option \"%s\" ignored.",
               inst->name, key);
@@ -189,6 +265,40 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
   return status;
 }
 
+/* Checks that the authentication options of inst fit together and that the
+ * credentials file can be read. Returns 0, or -1 after logging why (naming
+ * the options and the instance; never a secret). */
+static int config_check_auth(const nl_instance *inst) {
+  static const char *const names[] = {"User", "Token", "Credentials",
+                                      "NKeySeed"};
+  const void *set[] = {inst->user, inst->token, inst->credentials,
+                       inst->nkey_seed};
+  for (size_t i = 0; i < STATIC_ARRAY_SIZE(names); i++)
+    for (size_t j = i + 1; j < STATIC_ARRAY_SIZE(names); j++)
+      if (set[i] != NULL && set[j] != NULL) {
+        ERROR(LOG_PREFIX "Instance \"%s\": options %s and %s exclude each "
+                         "other (use one way to authenticate).",
+              inst->name, names[i], names[j]);
+        return -1;
+      }
+  if (inst->password != NULL && inst->user == NULL) {
+    ERROR(LOG_PREFIX "Instance \"%s\": option Password needs option User.",
+          inst->name);
+    return -1;
+  }
+  const char *files[] = {inst->credentials, inst->nkey_seed, inst->tls_ca,
+                         inst->tls_cert, inst->tls_key};
+  static const char *const file_opts[] = {"Credentials", "NKeySeed", "TLSCA",
+                                          "TLSCert", "TLSKey"};
+  for (size_t i = 0; i < STATIC_ARRAY_SIZE(files); i++)
+    if (files[i] != NULL && access(files[i], R_OK) != 0) {
+      ERROR(LOG_PREFIX "Instance \"%s\": option %s: cannot read \"%s\": %s.",
+            inst->name, file_opts[i], files[i], STRERRNO);
+      return -1;
+    }
+  return 0;
+}
+
 static int nl_read(user_data_t *ud);
 
 /* Parses one Instance block and registers its read callback. */
@@ -197,9 +307,11 @@ static int config_instance(oconfig_item_t *ci) {
   if (inst == NULL)
     return -1;
   nl_detect_params_default(&inst->params);
+  nl_health_init(&inst->health);
   inst->timeout_s = 2.0;
   C_COMPLAIN_INIT(&inst->poll_complaint);
   C_COMPLAIN_INIT(&inst->connect_complaint);
+  C_COMPLAIN_INIT(&inst->publish_complaint);
   if (cf_util_get_string(ci, &inst->name) != 0) {
     ERROR(LOG_PREFIX "an Instance block needs exactly one name, as in "
                      "<Instance \"local\">.");
@@ -232,6 +344,10 @@ static int config_instance(oconfig_item_t *ci) {
     instance_free(inst);
     return -1;
   }
+  if (config_check_auth(inst) != 0) {
+    instance_free(inst);
+    return -1;
+  }
   nl_transport_config tc = {
       .urls = (const char *const *)inst->urls,
       .n_urls = inst->n_urls,
@@ -245,6 +361,7 @@ static int config_instance(oconfig_item_t *ci) {
       .tls_ca_file = inst->tls_ca,
       .tls_cert_file = inst->tls_cert,
       .tls_key_file = inst->tls_key,
+      .inbox_prefix = inst->inbox_prefix,
   };
   char err[512];
   if (nl_transport_create(&tc, &inst->transport, err, sizeof(err)) != 0) {
@@ -257,6 +374,17 @@ static int config_instance(oconfig_item_t *ci) {
     ERROR(LOG_PREFIX "Instance \"%s\": out of memory.", inst->name);
     instance_free(inst);
     return -1;
+  }
+  if (inst->listen_host != NULL) {
+    nl_http_config hc = {inst->listen_host, inst->listen_port, inst->name,
+                         inst->engine};
+    if (nl_http_start(&hc, &inst->http, err, sizeof(err)) != 0) {
+      ERROR(LOG_PREFIX "Instance \"%s\": %s.", inst->name, err);
+      instance_free(inst);
+      return -1;
+    }
+    INFO(LOG_PREFIX "Instance \"%s\": REST API and dashboard on http://%s:%s/",
+         inst->name, inst->listen_host, inst->listen_port);
   }
   char cb_name[DATA_MAX_NAME_LEN];
   snprintf(cb_name, sizeof(cb_name), PLUGIN_NAME "/%s", inst->name);
@@ -376,6 +504,21 @@ static void notify(const read_ctx *rc, int severity, const char *pi,
   n->meta = NULL;
 }
 
+/* Logs a failed health event or summary (rc < 0, why in err) once while
+ * failures repeat, and once when publishing works again (rc >= 0). */
+static void publish_result(nl_instance *inst, int rc, const char *err) {
+  if (rc < 0)
+    c_complain(LOG_WARNING, &inst->publish_complaint,
+               LOG_PREFIX "Instance \"%s\": cannot publish a health event: "
+                          "%s.",
+               inst->name, err);
+  else if (c_would_release(&inst->publish_complaint))
+    c_release(LOG_INFO, &inst->publish_complaint,
+              LOG_PREFIX "Instance \"%s\": health events are published "
+                         "again.",
+              inst->name);
+}
+
 static void sink_transition(void *ud, const char *stream, const char *consumer,
                             const nl_finding *f, bool active,
                             const char *reason) {
@@ -411,6 +554,17 @@ static void sink_transition(void *ud, const char *stream, const char *consumer,
                  : f->severity == NL_SEVERITY_CRITICAL ? NOTIF_FAILURE
                                                        : NOTIF_WARNING;
   notify(rc, severity, pi, nl_class_name(f->cls), msg, &n);
+  nl_event ev = {.instance = rc->inst->name,
+                 .stream = stream,
+                 .consumer = consumer,
+                 .finding = f,
+                 .firing = active,
+                 .reason = reason,
+                 .at_ns = (int64_t)CDTIME_T_TO_NS(rc->time)};
+  char err[256];
+  int sent = nl_health_transition(&rc->inst->health, nl_transport_publish,
+                                  rc->inst->transport, &ev, err, sizeof(err));
+  publish_result(rc->inst, sent, err);
 }
 
 /* Reports a poll failure once when it starts and NOTIF_OKAY once it ends. */
@@ -443,6 +597,20 @@ static void submit_instance(const read_ctx *rc, double duration,
   submit_gauge(rc, pi, "gauge", "connected", connected ? 1.0 : 0.0);
 }
 
+/* Reports a poll that saw nothing: every consumer held is unobservable this
+ * poll (neither healthy nor violating; its history and findings are kept as
+ * they were). */
+static void submit_failed_poll(const read_ctx *rc, bool connected) {
+  size_t held = 0, active[NL_CLASS_COUNT];
+  nl_engine_counts(rc->inst->engine, &held, active);
+  submit_instance(rc, CDTIME_T_TO_DOUBLE(cdtime() - rc->time), 0, held, 0,
+                  connected);
+}
+
+/* The read callback. A failed poll is reported (log line, POLL_FAILED
+ * notification, values) and still returns 0: an error return would make
+ * collectd double the poll interval on every failure, so recovery would be
+ * seen late. */
 static int nl_read(user_data_t *ud) {
   nl_instance *inst = ud->data;
   read_ctx rc = {inst, cdtime()};
@@ -453,9 +621,9 @@ static int nl_read(user_data_t *ud) {
                err);
     inst->api_errors++;
     poll_state(&rc, true, "not connected");
-    submit_instance(&rc, CDTIME_T_TO_DOUBLE(cdtime() - rc.time), 0, 0, 0,
-                    false);
-    return -1;
+    submit_failed_poll(&rc, false);
+    nl_http_poll_failed(inst->http, err, (int64_t)CDTIME_T_TO_NS(rc.time));
+    return 0;
   }
   if (c_would_release(&inst->connect_complaint))
     c_release(LOG_INFO, &inst->connect_complaint,
@@ -479,10 +647,11 @@ static int nl_read(user_data_t *ud) {
                LOG_PREFIX "Instance \"%s\": poll failed: %s.", inst->name,
                stats.first_error);
     poll_state(&rc, true, stats.first_error);
-    submit_instance(&rc, CDTIME_T_TO_DOUBLE(cdtime() - rc.time), 0, 0, 0,
-                    nl_transport_connected(inst->transport));
+    submit_failed_poll(&rc, nl_transport_connected(inst->transport));
+    nl_http_poll_failed(inst->http, stats.first_error,
+                        (int64_t)CDTIME_T_TO_NS(rc.time));
     nl_snapshot_set_clear(&set);
-    return -1;
+    return 0;
   }
   if (stats.errors > 0)
     c_complain(LOG_WARNING, &inst->poll_complaint,
@@ -495,8 +664,15 @@ static int nl_read(user_data_t *ud) {
   poll_state(&rc, false, NULL);
 
   nl_engine_sink sink = {sink_consumer, sink_stream, sink_transition};
-  size_t kept = nl_engine_apply(inst->engine, &set,
-                                (int64_t)CDTIME_T_TO_NS(rc.time), &sink, &rc);
+  int64_t now_ns = (int64_t)CDTIME_T_TO_NS(rc.time);
+  nl_http_lock(inst->http);
+  size_t kept = nl_engine_apply(inst->engine, &set, now_ns, &sink, &rc);
+  nl_http_unlock(inst->http);
+  nl_http_update(inst->http, &set, now_ns);
+  int sent = nl_health_summary(&inst->health, nl_transport_publish,
+                               inst->transport, inst->engine, inst->name,
+                               set.n_streams, now_ns, err, sizeof(err));
+  publish_result(inst, sent, err);
   submit_instance(&rc, CDTIME_T_TO_DOUBLE(cdtime() - rc.time), set.n_consumers,
                   set.unobservable + kept, set.n_streams, true);
   nl_snapshot_set_clear(&set);

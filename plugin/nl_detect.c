@@ -17,9 +17,7 @@ void nl_detect_params_default(nl_detect_params *p) {
 
 static double seconds(int64_t ns) { return (double)ns / 1e9; }
 
-/* Writes name into buf as one shell word: unchanged when it holds only
- * characters that need no quoting, else in single quotes. */
-static const char *shell_word(const char *name, char *buf, size_t len) {
+const char *nl_shell_word(const char *name, char *buf, size_t len) {
   bool plain = name[0] != '\0';
   for (const char *p = name; *p && plain; p++)
     plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
@@ -55,8 +53,8 @@ typedef struct {
 } names_t;
 
 static void quote_names(const nl_consumer_snap *c, names_t *n) {
-  shell_word(c->stream, n->stream, sizeof(n->stream));
-  shell_word(c->name, n->consumer, sizeof(n->consumer));
+  nl_shell_word(c->stream, n->stream, sizeof(n->stream));
+  nl_shell_word(c->name, n->consumer, sizeof(n->consumer));
 }
 
 static void finding_init(nl_finding *f, nl_class cls) {
@@ -298,9 +296,8 @@ static bool detect_ack_wait(const nl_consumer_state *st,
   return true;
 }
 
-/* Writes the stream-limit part of a SEQUENCE_GAP fix into f. */
-static void gap_fix(const nl_consumer_snap *c, const nl_stream_snap *s,
-                    uint64_t lost_total, nl_finding *f) {
+void nl_detect_limit_fix(const nl_consumer_snap *c, const nl_stream_snap *s,
+                         uint64_t lost_total, nl_finding *f) {
   names_t q;
   quote_names(c, &q);
   if (s->max_msgs > 0 && s->msgs * 10 >= (uint64_t)s->max_msgs * 9) {
@@ -375,7 +372,7 @@ static bool detect_sequence_gap(const nl_consumer_state *st,
              "removed from the stream before the consumer received them "
              "(silent loss)",
              st->lost_last > level ? st->lost_last : level, st->lost_total);
-  gap_fix(c, s, st->lost_total, f);
+  nl_detect_limit_fix(c, s, st->lost_total, f);
   return true;
 }
 

@@ -26,6 +26,19 @@ typedef struct {
 
 void nl_detect_params_default(nl_detect_params *p);
 
+/* Writes name into buf (len bytes) as one shell word for a fix command:
+ * unchanged when it holds only letters, digits, '_' and '-', else in single
+ * quotes. Returns buf. */
+const char *nl_shell_word(const char *name, char *buf, size_t len);
+
+/* Writes into f's fix_command and recommendation the stream-limit change
+ * that stops s from evicting messages consumer c has not received: the
+ * limit that is at least 90 % used (max_msgs, else max_bytes), else
+ * max_age; lost_total messages already lost and c's backlog size the new
+ * max_msgs. */
+void nl_detect_limit_fix(const nl_consumer_snap *c, const nl_stream_snap *s,
+                         uint64_t lost_total, nl_finding *f);
+
 /* Runs every detector on consumer c (of stream s) whose history st already
  * holds the current sample. For each class sets active[cls] and, when
  * active, fills out[cls] (class, severity, evidence, description, fix

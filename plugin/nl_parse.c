@@ -44,12 +44,17 @@ static bool get_bool(json_object *obj, const char *key) {
 }
 
 /* Returns the string member key when it is a string of at most NL_NAME_MAX
- * bytes, else NULL. The pointer is owned by obj. */
+ * bytes without an embedded NUL (which would cut it short, so that two
+ * names could read the same), else NULL. The pointer is owned by obj. */
 static const char *get_str(json_object *obj, const char *key) {
   json_object *v = member(obj, key, json_type_string);
-  if (v == NULL || json_object_get_string_len(v) > NL_NAME_MAX)
+  if (v == NULL)
     return NULL;
-  return json_object_get_string(v);
+  int len = json_object_get_string_len(v);
+  const char *s = json_object_get_string(v);
+  if (len > NL_NAME_MAX || strlen(s) != (size_t)len)
+    return NULL;
+  return s;
 }
 
 /* Reads an RFC 3339 time member, or 0 when absent or unreadable. */
@@ -239,6 +244,32 @@ static int enum_value(json_object *obj, const char *key,
   return def;
 }
 
+/* Copies the string entries of the array member key of cfg (at most
+ * NL_SUBJECTS_MAX, each at most NL_NAME_MAX bytes; other entries skipped)
+ * into s->subjects. Returns 0, or -1 when memory runs out. */
+static int read_subjects(json_object *cfg, nl_stream_snap *s) {
+  json_object *arr = member(cfg, "subjects", json_type_array);
+  size_t n = arr ? json_object_array_length(arr) : 0;
+  if (n > NL_SUBJECTS_MAX)
+    n = NL_SUBJECTS_MAX;
+  if (n == 0)
+    return 0;
+  s->subjects = calloc(n, sizeof(*s->subjects));
+  if (s->subjects == NULL)
+    return -1;
+  for (size_t i = 0; i < n; i++) {
+    json_object *v = json_object_array_get_idx(arr, i);
+    if (!json_object_is_type(v, json_type_string) ||
+        json_object_get_string_len(v) > NL_NAME_MAX)
+      continue;
+    char *copy = strdup(json_object_get_string(v));
+    if (copy == NULL)
+      return -1;
+    s->subjects[s->n_subjects++] = copy;
+  }
+  return 0;
+}
+
 /* Reads one stream item into s. Returns 0, or -1 when it lacks a usable
  * name. */
 static int read_stream(json_object *item, nl_stream_snap *s) {
@@ -264,7 +295,13 @@ static int read_stream(json_object *item, nl_stream_snap *s) {
   s->last_seq = get_u64(st, "last_seq", 0);
   s->num_deleted = get_u64(st, "num_deleted", 0);
   s->consumer_count = get_u64(st, "consumer_count", 0);
-  return 0;
+  /* Only clustered servers name a cluster in the item. */
+  const char *cluster =
+      get_str(member(item, "cluster", json_type_object), "name");
+  if (cluster != NULL && cluster[0] != '\0' &&
+      (s->cluster = strdup(cluster)) == NULL)
+    return -1;
+  return read_subjects(cfg, s);
 }
 
 int nl_parse_stream_list(const char *json, size_t len, nl_snapshot_set *set,
@@ -297,6 +334,22 @@ int nl_parse_stream_list(const char *json, size_t len, nl_snapshot_set *set,
   return NL_PARSE_OK;
 }
 
+/* Keeps the "nats_lens." entries of the consumer's config.metadata object
+ * (nats-server 2.10 and later) whose value is a string. Entries past
+ * NL_META_MAX or longer than NL_META_LEN_MAX are dropped. */
+static void read_metadata(json_object *cfg, nl_consumer_snap *c) {
+  json_object *meta = member(cfg, "metadata", json_type_object);
+  if (meta == NULL)
+    return;
+  json_object_object_foreach(meta, key, val) {
+    if (strncmp(key, "nats_lens.", 10) != 0 ||
+        !json_object_is_type(val, json_type_string))
+      continue;
+    /* A failure (full, too long, no memory) drops just this entry. */
+    (void)nl_consumer_snap_set_meta(c, key, json_object_get_string(val));
+  }
+}
+
 /* Reads one consumer item into c. Returns 0, or -1 when it lacks a usable
  * name or state (an offline placeholder, or a malformed entry). */
 static int read_consumer(json_object *item, const char *stream,
@@ -321,7 +374,13 @@ static int read_consumer(json_object *item, const char *stream,
     json_object *b0 = json_object_array_get_idx(backoff, 0);
     if (json_object_is_type(b0, json_type_int))
       c->backoff_first_ns = json_object_get_int64(b0);
+    c->backoff_steps = json_object_array_length(backoff);
   }
+  c->idle_heartbeat_ns = get_i64(cfg, "idle_heartbeat", 0);
+  if (c->idle_heartbeat_ns < 0)
+    c->idle_heartbeat_ns = 0;
+  c->flow_control = get_bool(cfg, "flow_control");
+  read_metadata(cfg, c);
   c->max_deliver = get_i64(cfg, "max_deliver", -1);
   c->max_ack_pending = get_i64(cfg, "max_ack_pending", -1);
   const char *filter = get_str(cfg, "filter_subject");

@@ -99,9 +99,12 @@ static int read_listing(poll_run *run, const char *subject, page_parser parse,
     offset += page.n_items;
     if (page.n_items == 0)
       return rc;
-    /* A full page may be followed by more even when "total" says otherwise
-     * (clustered servers before 2.9.21 report total = page size). */
-    if (offset >= page.total && (page.limit == 0 || page.n_items < page.limit))
+    /* Clustered servers before 2.9.21 report total = page size for
+     * CONSUMER.LIST: a full page whose total equals the page size may be
+     * followed by more, so ask once more; any other total is trusted. */
+    bool suspect = page.limit > 0 && page.n_items == page.limit &&
+                   page.total == page.limit;
+    if (offset >= page.total && !suspect)
       return rc;
   }
   note_error(run->stats, subject, "too many pages");

@@ -6,20 +6,65 @@
 
 void nl_stream_snap_clear(nl_stream_snap *s) {
   free(s->name);
+  for (size_t i = 0; i < s->n_subjects; i++)
+    free(s->subjects[i]);
+  free(s->subjects);
+  free(s->cluster);
   memset(s, 0, sizeof(*s));
 }
 
 void nl_consumer_snap_clear(nl_consumer_snap *c) {
   free(c->stream);
   free(c->name);
+  for (size_t i = 0; i < c->n_meta; i++) {
+    free(c->meta[i].key);
+    free(c->meta[i].value);
+  }
+  free(c->meta);
   memset(c, 0, sizeof(*c));
 }
 
+const char *nl_consumer_snap_meta(const nl_consumer_snap *c, const char *key) {
+  for (size_t i = 0; i < c->n_meta; i++)
+    if (strcmp(c->meta[i].key, key) == 0)
+      return c->meta[i].value;
+  return NULL;
+}
+
+int nl_consumer_snap_set_meta(nl_consumer_snap *c, const char *key,
+                              const char *value) {
+  if (strlen(key) > NL_META_LEN_MAX || strlen(value) > NL_META_LEN_MAX)
+    return -1;
+  char *v = strdup(value);
+  if (v == NULL)
+    return -1;
+  for (size_t i = 0; i < c->n_meta; i++) {
+    if (strcmp(c->meta[i].key, key) == 0) {
+      free(c->meta[i].value);
+      c->meta[i].value = v;
+      return 0;
+    }
+  }
+  char *k = strdup(key);
+  nl_meta *m = c->n_meta < NL_META_MAX && k != NULL
+                   ? realloc(c->meta, (c->n_meta + 1) * sizeof(*m))
+                   : NULL;
+  if (m == NULL) {
+    free(k);
+    free(v);
+    return -1;
+  }
+  c->meta = m;
+  c->meta[c->n_meta++] = (nl_meta){k, v};
+  return 0;
+}
+
 int64_t nl_consumer_redelivery_delay_ns(const nl_consumer_snap *c) {
+  int64_t d = c->ack_wait_ns;
   if (c->backoff_first_ns > 0 &&
       (c->ack_wait_ns <= 0 || c->backoff_first_ns < c->ack_wait_ns))
-    return c->backoff_first_ns;
-  return c->ack_wait_ns;
+    d = c->backoff_first_ns;
+  return d > NL_DURATION_MAX_NS ? NL_DURATION_MAX_NS : d;
 }
 
 /* Grows an array of elements of size elem so that it holds one more. Returns

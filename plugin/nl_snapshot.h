@@ -15,6 +15,12 @@
  * names to far less; anything longer is a hostile or broken reply. */
 #define NL_NAME_MAX 1024
 
+/* Longest redelivery delay (ack_wait or backoff step) the detectors work
+ * with: 10^7 s, about 115 days. A reply may carry any int64 duration; longer
+ * ones are treated as this so that sums and multiples of delays (up to the
+ * largest MissingProgressFactor, 100) cannot overflow. */
+#define NL_DURATION_MAX_NS (10000000LL * 1000000000LL)
+
 typedef enum {
   NL_RETENTION_LIMITS = 0,
   NL_RETENTION_INTEREST,
@@ -44,7 +50,27 @@ typedef struct {
   /* True when every page of CONSUMER.LIST for this stream was read and no
    * consumer was reported missing or offline. */
   bool consumers_complete;
+  /* The subjects the stream captures (owned), at most NL_SUBJECTS_MAX. */
+  char **subjects;
+  size_t n_subjects;
+  /* The JetStream cluster's name when the stream lives in a cluster (the
+   * item's "cluster.name", owned), NULL on a single server. */
+  char *cluster;
 } nl_stream_snap;
+
+/* Most stream subjects kept from one item; the rest are dropped. */
+#define NL_SUBJECTS_MAX 256
+
+/* One declaration from a consumer's metadata (only keys starting with
+ * "nats_lens." are kept; both strings owned). */
+typedef struct {
+  char *key;
+  char *value;
+} nl_meta;
+
+/* Most metadata entries kept per consumer, and longest key or value. */
+#define NL_META_MAX 16
+#define NL_META_LEN_MAX 256
 
 typedef struct {
   char *stream;
@@ -62,6 +88,11 @@ typedef struct {
   bool push_bound;
   bool durable;
   bool has_deliver_group;
+  size_t backoff_steps;      /* Entries of config.backoff. */
+  int64_t idle_heartbeat_ns; /* Push heartbeat; 0 when off. */
+  bool flow_control;
+  nl_meta *meta; /* nats_lens.* metadata (nats-server 2.10+), owned. */
+  size_t n_meta;
   /* State. */
   uint64_t delivered_consumer_seq;
   uint64_t delivered_stream_seq;
@@ -100,8 +131,18 @@ void nl_snapshot_set_clear(nl_snapshot_set *set);
 void nl_stream_snap_clear(nl_stream_snap *s);
 void nl_consumer_snap_clear(nl_consumer_snap *c);
 
+/* Sets metadata key to value on c (both copied), replacing an entry with the
+ * same key. Returns 0, or -1 when c already holds NL_META_MAX entries, a
+ * string is longer than NL_META_LEN_MAX or memory runs out. */
+int nl_consumer_snap_set_meta(nl_consumer_snap *c, const char *key,
+                              const char *value);
+
+/* Returns the value of metadata key of c, or NULL when it is not set. */
+const char *nl_consumer_snap_meta(const nl_consumer_snap *c, const char *key);
+
 /* Returns the effective redelivery delay of a consumer: the first backoff
- * step when it has one and it is shorter than ack_wait, else ack_wait. */
+ * step when it has one and it is shorter than ack_wait, else ack_wait; at
+ * most NL_DURATION_MAX_NS. */
 int64_t nl_consumer_redelivery_delay_ns(const nl_consumer_snap *c);
 
 #endif

@@ -1,17 +1,26 @@
 /* nl_transport.c: the cnats connection of one instance. */
 #include "nl_transport.h"
 
+#include "nl_nkey.h"
+
 #include <nats/nats.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct nl_transport {
   natsOptions *opts;
   natsConnection *conn;
   int64_t timeout_ms;
   atomic_uint_fast64_t disconnects;
+  /* Set by the closed callback, the last one cnats makes for a connection:
+   * nl_transport_free waits for it before freeing what callbacks use. */
+  pthread_mutex_t lock;
+  pthread_cond_t closed_cond;
+  bool closed;
 };
 
 /* Writes a cnats status and its last error detail into err. */
@@ -30,6 +39,27 @@ static void on_disconnect(natsConnection *nc, void *closure) {
   atomic_fetch_add(&t->disconnects, 1);
 }
 
+static void on_closed(natsConnection *nc, void *closure) {
+  (void)nc;
+  nl_transport *t = closure;
+  pthread_mutex_lock(&t->lock);
+  t->closed = true;
+  pthread_cond_signal(&t->closed_cond);
+  pthread_mutex_unlock(&t->lock);
+}
+
+/* Waits (at most 5 s) until cnats has made its closed callback. */
+static void wait_closed(nl_transport *t) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 5;
+  pthread_mutex_lock(&t->lock);
+  while (!t->closed &&
+         pthread_cond_timedwait(&t->closed_cond, &t->lock, &until) == 0)
+    ;
+  pthread_mutex_unlock(&t->lock);
+}
+
 int nl_transport_create(const nl_transport_config *cfg, nl_transport **out,
                         char *err, size_t errlen) {
   *out = NULL;
@@ -42,6 +72,8 @@ int nl_transport_create(const nl_transport_config *cfg, nl_transport **out,
     snprintf(err, errlen, "out of memory");
     return -1;
   }
+  pthread_mutex_init(&t->lock, NULL);
+  pthread_cond_init(&t->closed_cond, NULL);
   t->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 2000;
   bool tls = cfg->tls_ca_file || cfg->tls_cert_file;
   for (size_t i = 0; i < cfg->n_urls; i++)
@@ -64,6 +96,11 @@ int nl_transport_create(const nl_transport_config *cfg, nl_transport **out,
     s = natsOptions_SetReconnectWait(t->opts, 1000);
   if (s == NATS_OK)
     s = natsOptions_SetDisconnectedCB(t->opts, on_disconnect, t);
+  if (s == NATS_OK)
+    s = natsOptions_SetClosedCB(t->opts, on_closed, t);
+  /* A stalled server must not hold the read callback in a socket write. */
+  if (s == NATS_OK)
+    s = natsOptions_SetWriteDeadline(t->opts, t->timeout_ms);
   if (s == NATS_OK && cfg->user) {
     step = "User/Password";
     s = natsOptions_SetUserInfo(t->opts, cfg->user, cfg->password);
@@ -78,8 +115,20 @@ int nl_transport_create(const nl_transport_config *cfg, nl_transport **out,
                                                 NULL);
   }
   if (s == NATS_OK && cfg->nkey_seed_file) {
+    /* cnats sends the public key it is given; work it out from the seed. */
+    char pub[NL_NKEY_PUBLIC_LEN + 1], why[256];
+    if (nl_nkey_public_from_seed_file(cfg->nkey_seed_file, pub, sizeof(pub),
+                                      why, sizeof(why)) != 0) {
+      snprintf(err, errlen, "NKeySeed: %s", why);
+      nl_transport_free(t);
+      return -1;
+    }
     step = "NKeySeed";
-    s = natsOptions_SetNKeyFromSeed(t->opts, NULL, cfg->nkey_seed_file);
+    s = natsOptions_SetNKeyFromSeed(t->opts, pub, cfg->nkey_seed_file);
+  }
+  if (s == NATS_OK && cfg->inbox_prefix) {
+    step = "InboxPrefix";
+    s = natsOptions_SetCustomInboxPrefix(t->opts, cfg->inbox_prefix);
   }
   if (s == NATS_OK && tls) {
     step = "TLS";
@@ -104,8 +153,12 @@ int nl_transport_create(const nl_transport_config *cfg, nl_transport **out,
 }
 
 int nl_transport_connect(nl_transport *t, char *err, size_t errlen) {
-  if (t->conn != NULL)
-    return nl_transport_connected(t) ? 0 : -1;
+  if (t->conn != NULL) {
+    if (nl_transport_connected(t))
+      return 0;
+    snprintf(err, errlen, "connection lost, cnats is reconnecting");
+    return -1;
+  }
   natsStatus s = natsConnection_Connect(&t->conn, t->opts);
   if (s != NATS_OK) {
     status_text(s, "connect", err, errlen);
@@ -166,13 +219,37 @@ int nl_transport_request(void *ctx, const char *subject, const char *payload,
   return 0;
 }
 
+int nl_transport_publish(void *ctx, const char *subject, const char *data,
+                         size_t len, char *err, size_t errlen) {
+  nl_transport *t = ctx;
+  if (!nl_transport_connected(t)) {
+    snprintf(err, errlen, "not connected (cnats is reconnecting)");
+    return -1;
+  }
+  if (len > (size_t)INT32_MAX) {
+    snprintf(err, errlen, "message too large");
+    return -1;
+  }
+  natsStatus s = natsConnection_Publish(t->conn, subject, data, (int)len);
+  if (s != NATS_OK) {
+    status_text(s, "publish", err, errlen);
+    return -1;
+  }
+  return 0;
+}
+
 void nl_transport_free(nl_transport *t) {
   if (t == NULL)
     return;
   if (t->conn != NULL) {
+    /* cnats makes the disconnected and closed callbacks from its own thread
+     * after Close returns; t must outlive them. */
     natsConnection_Close(t->conn);
+    wait_closed(t);
     natsConnection_Destroy(t->conn);
   }
   natsOptions_Destroy(t->opts);
+  pthread_cond_destroy(&t->closed_cond);
+  pthread_mutex_destroy(&t->lock);
   free(t);
 }

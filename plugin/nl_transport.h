@@ -23,6 +23,9 @@ typedef struct {
   const char *tls_ca_file;
   const char *tls_cert_file;
   const char *tls_key_file;
+  /* Prefix of the reply subjects (cnats default "_INBOX" when NULL); lets a
+   * server permit this client's inbox alone (see docs/security.md). */
+  const char *inbox_prefix;
 } nl_transport_config;
 
 typedef struct nl_transport nl_transport;
@@ -47,6 +50,14 @@ uint64_t nl_transport_disconnects(nl_transport *t);
 int nl_transport_request(void *ctx, const char *subject, const char *payload,
                          char **reply, size_t *reply_len, char *err,
                          size_t errlen);
+
+/* An nl_publish_fn (see nl_health.h) on transport ctx: publishes len bytes
+ * of data on subject. Fails at once while not connected (nothing is queued
+ * for a reconnect); otherwise cnats buffers the message and its flusher
+ * thread sends it, and a stalled socket fails the write after the timeout.
+ * Returns 0, or -1 with a one-line reason in err. */
+int nl_transport_publish(void *ctx, const char *subject, const char *data,
+                         size_t len, char *err, size_t errlen);
 
 /* Closes the connection and frees everything. NULL is allowed. */
 void nl_transport_free(nl_transport *t);

@@ -7,9 +7,31 @@
 
 NL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 NL_INJECT="$NL_ROOT/tests/tools/nl-inject"
-NL_PLUGIN="$NL_ROOT/plugin/nats_lens.so"
+NL_PLUGIN=${NL_PLUGIN:-"$NL_ROOT/plugin/nats_lens.so"}
 NL_TYPES="$NL_ROOT/types.db.d/nats_lens.db"
 NL_PIDS=()
+
+# Under `make test SANITIZE=1` the plugin is built with ASan and UBSan:
+# collectd (not sanitized) is started with libasan preloaded, and every
+# report ends the process and is found by nl_sanitizer_check.
+if [ "${NL_SANITIZE:-0}" = 1 ]; then
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:halt_on_error=1:detect_leaks=0}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+  NL_COLLECTD_WRAPPER=${NL_COLLECTD_WRAPPER:-"env LD_PRELOAD=$NL_ASAN_LIB"}
+fi
+
+# nl_sanitizer_check: one FAIL line per output file of the test holding an
+# AddressSanitizer, LeakSanitizer or UndefinedBehaviorSanitizer report.
+nl_sanitizer_check() {
+  local f
+  for f in "$NL_TMP"/*.out "$NL_TMP"/*.log; do
+    [ -f "$f" ] || continue
+    if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$f"; then
+      nl_fail "sanitizer/$(basename "$f")" \
+        "$(grep -m1 -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$f")"
+    fi
+  done
+}
 
 nl_begin() {
   NL_TEST=$1
@@ -27,6 +49,7 @@ nl_cleanup() {
     kill -9 "$pid" 2>/dev/null
   done
   wait 2>/dev/null
+  nl_sanitizer_check
   if [ -n "${NL_KEEP_TMP:-}" ]; then
     echo "# kept $NL_TMP" >&2
   else
@@ -59,6 +82,18 @@ nl_wait_port() {
   return 1
 }
 
+# nl_retry SECONDS COMMAND...: runs the command every 0.5 s until it
+# succeeds (then succeeds) or SECONDS have passed (then fails).
+nl_retry() {
+  local secs=$1 i
+  shift
+  for ((i = 0; i < secs * 2; i++)); do
+    "$@" && return 0
+    sleep 0.5
+  done
+  return 1
+}
+
 # nl_start_nats PORT [EXTRA ARGS...]: a JetStream server on 127.0.0.1:PORT
 # with its store in the test's directory. Sets NL_NATS_PID.
 nl_start_nats() {
@@ -76,14 +111,35 @@ nl_start_nats() {
   }
 }
 
-# nl_start_collectd INSTANCE_BLOCKS [INTERVAL] [EXTRA_CONFIG]: runs collectd
-# in the foreground (in the background of the test) with logfile, csv and
-# the built plugin. The plugin's configuration is given as text. Logs go to
-# $NL_TMP/collectd.log, values to $NL_TMP/csv.
+# nl_start_server NAME PORT ARGS...: runs nats-server with exactly ARGS (a
+# config file, or flags; nothing is added) and waits until 127.0.0.1:PORT
+# listens. Output goes to $NL_TMP/NAME.log. Sets NL_SERVER_PID.
+nl_start_server() {
+  local name=$1 port=$2
+  shift 2
+  nats-server "$@" >>"$NL_TMP/$name.log" 2>&1 &
+  NL_SERVER_PID=$!
+  NL_PIDS+=("$NL_SERVER_PID")
+  nl_wait_port "$port" 10 || {
+    echo "# nats-server $name on $port did not start" >&2
+    tail -n 20 "$NL_TMP/$name.log" >&2
+    return 1
+  }
+}
+
+# nl_start_collectd INSTANCE_BLOCKS [INTERVAL] [EXTRA_CONFIG] [PLUGINS]:
+# runs collectd in the foreground (in the background of the test) with
+# logfile, csv and the built plugin. The plugin's configuration is given as
+# text. PLUGINS names further collectd plugins (space-separated, such as
+# "write_graphite network") to copy from /usr/lib/collectd for EXTRA_CONFIG
+# to load. Logs go to $NL_TMP/collectd.log, values to $NL_TMP/csv.
 nl_start_collectd() {
-  local blocks=$1 interval=${2:-1} extra=${3:-}
+  local blocks=$1 interval=${2:-1} extra=${3:-} plugins=${4:-} p
   mkdir -p "$NL_TMP/plugins" "$NL_TMP/csv"
   cp /usr/lib/collectd/logfile.so /usr/lib/collectd/csv.so "$NL_TMP/plugins/"
+  for p in $plugins; do
+    cp "/usr/lib/collectd/$p.so" "$NL_TMP/plugins/" || return 1
+  done
   cp "$NL_PLUGIN" "$NL_TMP/plugins/"
   cat >"$NL_TMP/collectd.conf" <<EOF
 Hostname "nl-test"

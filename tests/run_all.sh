@@ -24,7 +24,7 @@ count() {
 }
 
 echo "== unit tests"
-./build/unit_tests tests/fixtures >"$log" 2>&1
+"./${NL_BUILD:-build}/unit_tests" tests/fixtures >"$log" 2>&1
 rc=$?
 cat "$log"
 count "$rc" unit

@@ -1,9 +1,10 @@
 /*
  * nl-inject: a JetStream fault-injection tool for the nats-lens tests.
  *
- * Build:
- *   cc -std=gnu11 -O2 -Wall -Wextra -o tests/tools/nl-inject \
- *     tests/tools/nl_inject.c -lnats -ljson-c -lpthread
+ * Build (make tests/tools/nl-inject):
+ *   cc -std=gnu11 -O2 -Wall -Wextra -Iplugin -o tests/tools/nl-inject \
+ *     tests/tools/nl_inject.c plugin/nl_nkey.c -lnats -ljson-c -lcrypto \
+ *     -lpthread
  *
  * Every JetStream operation is a raw JSON request on a `$JS.API.` subject so
  * that the behaviour under test is explicit and does not depend on the
@@ -25,6 +26,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "nl_nkey.h"
 
 #define DEFAULT_SERVER "nats://127.0.0.1:4222"
 #define MAX_OPTS 64
@@ -56,8 +59,14 @@ static const char *usage_text =
     "  watch STREAM CONSUMER [--interval SECONDS] [--count N]\n"
     "  record SUBJECT [--count N] [--out FILE] [--duration SECONDS]\n"
     "  request SUBJECT [BODY]            (raw API request, prints the reply)\n"
+    "  respond SUBJECT (--reply JSON | --reply-file FILE) [--delay-ms MS]\n"
+    "      [--duration SECONDS] [--count N]  (answers requests on SUBJECT,\n"
+    "                                        wildcards allowed)\n"
     "\n"
     "--server may appear anywhere; default " DEFAULT_SERVER ".\n"
+    "Authentication: user:password@ or token@ in the URL, or --creds FILE,\n"
+    "--nkey SEED_FILE; TLS: a tls:// URL with --tls-ca FILE and optionally\n"
+    "--tls-cert FILE --tls-key FILE. All of these may appear anywhere.\n"
     "Exit status: 0 success, 1 request or API error, 2 usage error.\n";
 
 /* Options that never take a value; every other option takes one. */
@@ -149,7 +158,9 @@ static void parse_args(int argc, char **argv) {
 static void check_args(const char *allowed, int minpos, int maxpos) {
   for (int i = 0; i < args.nopt; i++) {
     const char *n = args.opt_name[i];
-    if (strcmp(n, "--server") == 0 || strcmp(n, "--timeout-ms") == 0)
+    if (strcmp(n, "--server") == 0 || strcmp(n, "--timeout-ms") == 0 ||
+        strcmp(n, "--creds") == 0 || strcmp(n, "--nkey") == 0 ||
+        strncmp(n, "--tls-", 6) == 0)
       continue;
     size_t len = strlen(n);
     const char *p = allowed;
@@ -221,6 +232,23 @@ static void connect_server(void) {
     s = natsOptions_SetTimeout(opts, g_timeout_ms);
   if (s == NATS_OK)
     s = natsOptions_SetAllowReconnect(opts, false);
+  if (s == NATS_OK && opt_has("--creds"))
+    s = natsOptions_SetUserCredentialsFromFiles(opts, opt_str("--creds", NULL),
+                                                NULL);
+  if (s == NATS_OK && opt_has("--nkey")) {
+    char pub[NL_NKEY_PUBLIC_LEN + 1], why[256];
+    if (nl_nkey_public_from_seed_file(opt_str("--nkey", NULL), pub,
+                                      sizeof(pub), why, sizeof(why)) != 0)
+      die(2, "--nkey: %s", why);
+    s = natsOptions_SetNKeyFromSeed(opts, pub, opt_str("--nkey", NULL));
+  }
+  if (s == NATS_OK && (opt_has("--tls-ca") || strncmp(url, "tls://", 6) == 0))
+    s = natsOptions_SetSecure(opts, true);
+  if (s == NATS_OK && opt_has("--tls-ca"))
+    s = natsOptions_LoadCATrustedCertificates(opts, opt_str("--tls-ca", NULL));
+  if (s == NATS_OK && opt_has("--tls-cert"))
+    s = natsOptions_LoadCertificatesChain(opts, opt_str("--tls-cert", NULL),
+                                          opt_str("--tls-key", NULL));
   if (s == NATS_OK)
     s = natsConnection_Connect(&g_nc, opts);
   natsOptions_Destroy(opts);
@@ -1100,6 +1128,73 @@ static int cmd_request(void) {
   return 0;
 }
 
+/* Reads a whole file into a malloc'd string; exits 2 when it cannot. */
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    die(2, "cannot read %s: %s", path, strerror(errno));
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
+    die(2, "cannot read %s", path);
+  buf[n] = '\0';
+  fclose(f);
+  return buf;
+}
+
+/* respond: a stand-in server for one subject. Answers every request on
+ * SUBJECT (wildcards allowed) with the given reply after --delay-ms, one at
+ * a time, until --count requests were answered or --duration passed.
+ * Prints "ready" on stderr once subscribed, and one line per answer. */
+static int cmd_respond(void) {
+  check_args("--reply --reply-file --delay-ms --duration --count", 2, 2);
+  const char *reply = opt_str("--reply", NULL);
+  char *owned = NULL;
+  if (opt_has("--reply-file"))
+    reply = owned = read_file(opt_str("--reply-file", NULL));
+  if (!reply)
+    die(2, "respond: --reply or --reply-file is required");
+  int64_t delay = opt_ll("--delay-ms", 0);
+  int64_t count = opt_ll("--count", INT64_MAX);
+  double duration = opt_double("--duration", 60);
+  if (delay < 0 || count < 1 || duration <= 0 || duration > 3600)
+    die(2, "respond: bad --delay-ms, --count or --duration");
+  alarm((unsigned)duration + (unsigned)(delay / 1000) + 30);
+  connect_server();
+  natsSubscription *sub = NULL;
+  natsStatus s = natsConnection_SubscribeSync(&sub, g_nc, args.pos[1]);
+  if (s == NATS_OK)
+    s = natsSubscription_SetPendingLimits(sub, -1, -1);
+  if (s == NATS_OK)
+    s = natsConnection_FlushTimeout(g_nc, g_timeout_ms);
+  if (s != NATS_OK)
+    die(1, "cannot subscribe to %s: %s", args.pos[1], natsStatus_GetText(s));
+  fprintf(stderr, "ready\n");
+  int64_t deadline = mono_ms() + (int64_t)(duration * 1000), answered = 0;
+  while (answered < count) {
+    int64_t wait = deadline - mono_ms();
+    if (wait <= 0)
+      break;
+    natsMsg *msg = NULL;
+    if (natsSubscription_NextMsg(&msg, sub, wait) != NATS_OK)
+      break;
+    const char *to = natsMsg_GetReply(msg);
+    if (to && to[0]) {
+      sleep_ms(delay);
+      natsConnection_PublishString(g_nc, to, reply);
+      answered++;
+      fprintf(stderr, "answered %s after %" PRId64 " ms\n",
+              natsMsg_GetSubject(msg), delay);
+    }
+    natsMsg_Destroy(msg);
+  }
+  natsSubscription_Destroy(sub);
+  free(owned);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   parse_args(argc, argv);
   if (args.npos == 0 || strcmp(args.pos[0], "help") == 0 || opt_has("--help")) {
@@ -1118,7 +1213,8 @@ int main(int argc, char **argv) {
               {"info", cmd_info},
               {"watch", cmd_watch},
               {"record", cmd_record},
-              {"request", cmd_request}};
+              {"request", cmd_request},
+              {"respond", cmd_respond}};
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
     if (strcmp(args.pos[0], cmds[i].name) != 0)
       continue;

@@ -42,6 +42,25 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_parse_rfc3339)                                                        \
   X(test_parse_recorded_fixtures)                                              \
   X(test_name_fit)                                                             \
+  X(test_audit_good_configs_are_silent)                                        \
+  X(test_audit_ack_none)                                                       \
+  X(test_audit_ack_all_parallel)                                               \
+  X(test_audit_max_deliver)                                                    \
+  X(test_audit_max_ack_pending_tiny)                                           \
+  X(test_audit_ack_wait_below_processing)                                      \
+  X(test_audit_interest_no_consumers)                                          \
+  X(test_audit_retention_below_backlog)                                        \
+  X(test_audit_r1_on_cluster)                                                  \
+  X(test_audit_push_no_heartbeat)                                              \
+  X(test_audit_invalid_expectation)                                            \
+  X(test_audit_unobservable_and_selection)                                     \
+  X(test_audit_subject_capture)                                                \
+  X(test_audit_class_names)                                                    \
+  X(test_expect_durations)                                                     \
+  X(test_expect_specs)                                                         \
+  X(test_expect_apply_and_read)                                                \
+  X(test_snapshot_meta_limits)                                                 \
+  X(test_parse_audit_fields)                                                   \
   X(test_poll_pages_through_consumers)                                         \
   X(test_poll_pages_past_a_lying_total)                                        \
   X(test_poll_failed_consumer_list_marks_stream_incomplete)                    \
@@ -66,7 +85,30 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_sequence_gap_filtered_by_num_pending)                                 \
   X(test_recreated_consumer_resets_history)                                    \
   X(test_deleted_consumer_clears_findings)                                     \
-  X(test_unlisted_consumer_of_incomplete_stream_is_kept)
+  X(test_event_firing_json_fields)                                             \
+  X(test_event_resolved_json)                                                  \
+  X(test_event_names_not_utf8_stay_valid_json)                                 \
+  X(test_event_subjects)                                                       \
+  X(test_event_prefix_valid)                                                   \
+  X(test_event_summary_json)                                                   \
+  X(test_health_transition_policy)                                             \
+  X(test_health_summary_schedule)                                              \
+  X(test_view_violations)                                                      \
+  X(test_view_streams)                                                         \
+  X(test_view_history)                                                         \
+  X(test_view_health_words)                                                    \
+  X(test_route_decode)                                                         \
+  X(test_route_parse)                                                          \
+  X(test_unlisted_consumer_of_incomplete_stream_is_kept)                    \
+  X(test_hostile_truncated_replies)                                            \
+  X(test_hostile_wrong_types)                                                  \
+  X(test_hostile_numbers)                                                      \
+  X(test_hostile_extreme_durations)                                            \
+  X(test_hostile_names)                                                        \
+  X(test_hostile_stream_names)                                                 \
+  X(test_hostile_deep_and_odd_json)                                            \
+  X(test_nkey_public_from_seed)                                                \
+  X(test_nkey_bad_seeds)
 
 #define DECLARE(name) void name(void);
 TESTS(DECLARE)

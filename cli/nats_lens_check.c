@@ -1,0 +1,313 @@
+/* nats_lens_check.c: nats-lens-check, a one-shot audit of the JetStream
+ * streams and consumers of a NATS server.
+ *
+ * It polls the JetStream API with the same core as the collectd plugin
+ * (nl_transport, nl_poll), applies the declared expectations (nl_expect),
+ * audits the configuration (nl_audit) and, with --watch, passes several
+ * snapshots through the plugin's engine (nl_engine) to run the live
+ * detectors; then it reports (nlc_report) and exits with a status a
+ * pipeline or a check runner can act on. Usage: nats-lens-check --help. */
+#include "nl_audit.h"
+#include "nl_engine.h"
+#include "nl_expect.h"
+#include "nl_poll.h"
+#include "nl_transport.h"
+#include "nlc_options.h"
+#include "nlc_report.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int64_t clock_ns(clockid_t id) {
+  struct timespec ts;
+  clock_gettime(id, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Sleeps until the monotonic clock reads at_ns. */
+static void sleep_until(int64_t at_ns) {
+  struct timespec ts = {(time_t)(at_ns / 1000000000),
+                        (long)(at_ns % 1000000000)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+    ;
+}
+
+/* Reports an error that stops the check: on stderr, and for nagios also as
+ * the UNKNOWN status line on stdout. Returns NLC_UNKNOWN. */
+static int fail(const nlc_options *o, const char *fmt, const char *a,
+                const char *b) {
+  char msg[1024];
+  snprintf(msg, sizeof(msg), fmt, a, b ? b : "");
+  fprintf(stderr, "nats-lens-check: %s\n", msg);
+  if (o->format == NLC_FORMAT_NAGIOS)
+    nlc_print_nagios_unknown(stdout, msg);
+  return NLC_UNKNOWN;
+}
+
+/* Joins the URLs with commas into buf. */
+static const char *join_urls(const nlc_options *o, char *buf, size_t len) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < o->n_urls && used < len; i++)
+    used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "," : "",
+                             o->urls[i]);
+  return buf;
+}
+
+/* Removes cnats' source locations ("(conn.c:2088): ") from an error. */
+static void tidy(char *err) {
+  char *p;
+  while ((p = strstr(err, ".c:")) != NULL) {
+    char *open = p;
+    while (open > err && *open != '(')
+      open--;
+    char *close = strstr(p, "): ");
+    if (*open != '(' || close == NULL)
+      return;
+    memmove(open, close + 3, strlen(close + 3) + 1);
+  }
+}
+
+/* Returns 0 when every file option names a readable file, else reports
+ * and returns NLC_UNKNOWN. */
+static int check_files(const nlc_options *o) {
+  const struct {
+    const char *option, *path;
+  } files[] = {{"--creds", o->creds},
+               {"--nkey", o->nkey},
+               {"--tls-ca", o->tls_ca},
+               {"--tls-cert", o->tls_cert},
+               {"--tls-key", o->tls_key}};
+  for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+    if (files[i].path != NULL && access(files[i].path, R_OK) != 0) {
+      char what[600];
+      snprintf(what, sizeof(what), "%s %.500s", files[i].option, files[i].path);
+      return fail(o, "cannot read %s: %s", what, strerror(errno));
+    }
+  return 0;
+}
+
+/* Connects, explaining authentication failures apart from unreachable
+ * servers. Returns 0, or NLC_UNKNOWN after reporting. */
+static int connect_server(const nlc_options *o, nl_transport **t,
+                          const char *servers) {
+  if (check_files(o) != 0)
+    return NLC_UNKNOWN;
+  nl_transport_config tc = {
+      .urls = (const char *const *)o->urls,
+      .n_urls = o->n_urls,
+      .timeout_ms = (int64_t)(o->timeout_s * 1000),
+      .name = "nats-lens-check",
+      .user = o->user,
+      .password = o->password,
+      .token = o->token,
+      .credentials_file = o->creds,
+      .nkey_seed_file = o->nkey,
+      .tls_ca_file = o->tls_ca,
+      .tls_cert_file = o->tls_cert,
+      .tls_key_file = o->tls_key,
+  };
+  char err[512];
+  if (nl_transport_create(&tc, t, err, sizeof(err)) != 0) {
+    tidy(err);
+    return fail(o, "cannot set up the connection: %s%s", err, NULL);
+  }
+  if (nl_transport_connect(*t, err, sizeof(err)) == 0)
+    return 0;
+  tidy(err);
+  if (strstr(err, "uthorization") != NULL ||
+      strstr(err, "uthentication") != NULL || strstr(err, "AUTH") != NULL)
+    return fail(o,
+                "authentication failed at %s: %s (check --user/--password, "
+                "--token, --creds or --nkey)",
+                servers, err);
+  return fail(o, "cannot reach %s: %s", servers, err);
+}
+
+/* Explains a failed poll: the stream list could not be read. */
+static int poll_failed(const nlc_options *o, const nl_poll_stats *stats) {
+  const char *e = stats->first_error;
+  if (strstr(e, "no responders") != NULL)
+    return fail(o,
+                "JetStream is not available: %s (is the server started with "
+                "JetStream, and is it enabled for this account?)",
+                e, NULL);
+  if (strstr(e, "no reply") != NULL)
+    return fail(o,
+                "the JetStream API did not answer: %s (JetStream may be "
+                "disabled for this account, or the user may lack permission "
+                "to publish to $JS.API.>)",
+                e, NULL);
+  return fail(o, "cannot list the streams: %s%s", e, NULL);
+}
+
+/* The live findings of the engine, as report rows. */
+typedef struct {
+  const nl_poll_config *select;
+  nlc_row *rows;
+  size_t n, cap;
+  bool failed;
+} live_rows;
+
+static void collect_live(nl_consumer_state *st, void *arg) {
+  live_rows *lr = arg;
+  if (!nl_poll_stream_selected(lr->select, st->stream))
+    return;
+  for (int cls = 0; cls < NL_CLASS_COUNT; cls++) {
+    if (st->active[cls] == NULL)
+      continue;
+    if (lr->n == lr->cap) {
+      size_t cap = lr->cap ? 2 * lr->cap : 16;
+      nlc_row *r = realloc(lr->rows, cap * sizeof(*r));
+      if (r == NULL) {
+        lr->failed = true;
+        return;
+      }
+      lr->rows = r;
+      lr->cap = cap;
+    }
+    lr->rows[lr->n++] = (nlc_row){"live", nl_class_name(cls), st->stream,
+                                  st->name, st->active[cls]};
+  }
+}
+
+/* Takes the snapshots: one for an audit, o->samples with --watch (each
+ * passed through the engine). Leaves the newest in *set. Returns 0, or
+ * NLC_UNKNOWN after reporting. */
+static int take_snapshots(const nlc_options *o, nl_transport *t, nl_engine *e,
+                          nl_snapshot_set *set) {
+  nl_poll_config pc = {.budget_ns = (int64_t)(o->timeout_s * 1e9) * 12};
+  unsigned samples = e ? o->samples : 1;
+  int64_t start = clock_ns(CLOCK_MONOTONIC);
+  for (unsigned i = 0; i < samples; i++) {
+    if (i > 0) {
+      sleep_until(start + (int64_t)(i * o->watch_s * 1e9));
+      nl_snapshot_set_clear(set);
+    }
+    nl_poll_stats stats;
+    if (nl_poll_run(&pc, nl_transport_request, t, set, &stats) != 0)
+      return poll_failed(o, &stats);
+    if (stats.errors > 0)
+      fprintf(stderr,
+              "nats-lens-check: %llu stream(s) not fully read (%s); they "
+              "are reported as UNOBSERVABLE\n",
+              (unsigned long long)stats.streams_incomplete, stats.first_error);
+    size_t *matched = calloc(o->n_expects ? o->n_expects : 1, sizeof(size_t));
+    nl_expect_apply(o->expects, o->n_expects, set, matched);
+    for (size_t k = 0; i == 0 && matched && k < o->n_expects; k++)
+      if (matched[k] == 0)
+        fprintf(stderr,
+                "nats-lens-check: --expect %s/%s:%s=%s matches no "
+                "consumer\n",
+                o->expects[k].stream_glob, o->expects[k].consumer_glob,
+                o->expects[k].key, o->expects[k].value);
+    free(matched);
+    if (e != NULL)
+      nl_engine_apply(e, set, clock_ns(CLOCK_REALTIME), NULL, NULL);
+  }
+  return 0;
+}
+
+/* Returns whether the text report gets colours. */
+static bool use_color(const nlc_options *o) {
+  if (o->color != NLC_COLOR_AUTO)
+    return o->color == NLC_COLOR_ALWAYS;
+  const char *term = getenv("TERM");
+  return isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL &&
+         !(term && strcmp(term, "dumb") == 0);
+}
+
+/* Audits the newest snapshot, adds the live findings, prints the report and
+ * returns the exit status. */
+static int report(const nlc_options *o, const char *servers,
+                  const nl_snapshot_set *set, nl_engine *e) {
+  nl_poll_config select = {.include = o->include,
+                           .n_include = o->n_include,
+                           .exclude = o->exclude,
+                           .n_exclude = o->n_exclude};
+  nl_audit_result audit = {0};
+  live_rows live = {.select = &select};
+  if (nl_audit_run(set, &select, &o->audit, &audit) != 0 ||
+      (e && (nl_registry_each(nl_engine_registry(e), collect_live, &live),
+             live.failed))) {
+    nl_audit_result_free(&audit);
+    free(live.rows);
+    return fail(o, "out of memory%s%s", "", NULL);
+  }
+  nlc_report r = {.server = servers,
+                  .watch_s = e ? o->watch_s : 0,
+                  .samples = o->samples,
+                  .checked_at_ns = clock_ns(CLOCK_REALTIME)};
+  for (size_t i = 0; i < set->n_streams; i++)
+    r.streams += nl_poll_stream_selected(&select, set->streams[i].name);
+  for (size_t i = 0; i < set->n_consumers; i++)
+    r.consumers += nl_poll_stream_selected(&select, set->consumers[i].stream);
+  r.rows = calloc(audit.n + live.n + 1, sizeof(*r.rows));
+  if (r.rows == NULL) {
+    nl_audit_result_free(&audit);
+    free(live.rows);
+    return fail(o, "out of memory%s%s", "", NULL);
+  }
+  for (size_t i = 0; i < audit.n; i++)
+    r.rows[r.n_rows++] = (nlc_row){
+        "config", nl_audit_class_name(audit.items[i].cls),
+        audit.items[i].stream, audit.items[i].consumer, &audit.items[i].f};
+  for (size_t i = 0; i < live.n; i++)
+    r.rows[r.n_rows++] = live.rows[i];
+  nlc_report_sort(&r);
+  int code = nlc_report_exit_code(&r, o->format, o->fail_on);
+  if (o->format == NLC_FORMAT_JSON)
+    nlc_print_json(stdout, &r, code);
+  else if (o->format == NLC_FORMAT_NAGIOS)
+    nlc_print_nagios(stdout, &r);
+  else
+    nlc_print_text(stdout, &r, use_color(o));
+  free(r.rows);
+  free(live.rows);
+  nl_audit_result_free(&audit);
+  return code;
+}
+
+int main(int argc, char **argv) {
+  nlc_options o;
+  char err[512], servers[2048];
+  int rc = nlc_options_parse(argc, argv, &o, err, sizeof(err));
+  if (rc == NLC_OPTIONS_HELP || rc == NLC_OPTIONS_VERSION) {
+    if (rc == NLC_OPTIONS_HELP)
+      nlc_options_usage(stdout);
+    else
+      printf("nats-lens-check %s\n", NL_VERSION);
+    nlc_options_free(&o);
+    return 0;
+  }
+  if (rc == NLC_OPTIONS_ERROR) {
+    rc = fail(&o, "%s%s (see nats-lens-check --help)", err, NULL);
+    nlc_options_free(&o);
+    return rc;
+  }
+  join_urls(&o, servers, sizeof(servers));
+  nl_transport *t = NULL;
+  nl_engine *e = NULL;
+  nl_snapshot_set set = {0};
+  rc = connect_server(&o, &t, servers);
+  if (rc == 0 && o.watch_s > 0) {
+    nl_detect_params dp;
+    nl_detect_params_default(&dp);
+    if ((e = nl_engine_create(&dp)) == NULL)
+      rc = fail(&o, "out of memory%s%s", "", NULL);
+  }
+  if (rc == 0)
+    rc = take_snapshots(&o, t, e, &set);
+  if (rc == 0)
+    rc = report(&o, servers, &set, e);
+  fflush(stdout);
+  nl_snapshot_set_clear(&set);
+  nl_engine_free(e);
+  nl_transport_free(t);
+  nlc_options_free(&o);
+  return rc;
+}

@@ -1,0 +1,344 @@
+/* nl_http.c: the optional REST API and dashboard of one instance. */
+#include "nl_http.h"
+
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nl_json.h"
+#include "nl_route.h"
+#include "nl_view.h"
+
+/* The dashboard page, embedded at build time from plugin/nl_dashboard.html
+ * (static const unsigned char nl_dashboard_html[], nl_dashboard_html_len). */
+#include "nl_dashboard_html.h"
+
+#define JSON_TYPE "application/json"
+#define HTML_TYPE "text/html; charset=utf-8"
+/* The page may only talk to this server and use its own inline code. */
+#define PAGE_POLICY                                                            \
+  "default-src 'none'; script-src 'unsafe-inline'; style-src "                 \
+  "'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; "      \
+  "form-action 'none'; frame-ancestors 'none'"
+
+struct nl_http {
+  struct MHD_Daemon *daemon;
+  int fd;
+  char *instance;
+  nl_engine *engine;
+  /* The registry lock: held by the poller while it changes the registry,
+   * and by /api/history while it reads it. */
+  pthread_mutex_t registry_lock;
+  /* The document lock: guards the fields below, held only to swap or copy. */
+  pthread_mutex_t doc_lock;
+  char *violations;
+  size_t violations_len;
+  char *streams;
+  size_t streams_len;
+  uint64_t polls;
+  uint64_t failed_polls;
+  int64_t last_poll_ns;
+  int64_t last_success_ns;
+  bool last_ok;
+  char last_error[256];
+};
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Queues a response with a copy of body. */
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
+                             const char *type, const void *body, size_t len) {
+  struct MHD_Response *r =
+      MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+  if (r == NULL)
+    return MHD_NO;
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+  if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+    MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+  if (strcmp(type, HTML_TYPE) == 0)
+    MHD_add_response_header(r, "Content-Security-Policy", PAGE_POLICY);
+  enum MHD_Result ret = MHD_queue_response(conn, status, r);
+  MHD_destroy_response(r);
+  return ret;
+}
+
+/* Queues {"error": message} with the given status. */
+static enum MHD_Result reply_error(struct MHD_Connection *conn, unsigned status,
+                                   const char *message) {
+  struct json_object *o = json_object_new_object();
+  if (o != NULL)
+    nl_json_add_string(o, "error", message);
+  size_t len = 0;
+  char *text = nl_json_take_text(o, &len);
+  if (text == NULL)
+    return MHD_NO;
+  enum MHD_Result ret = reply(conn, status, JSON_TYPE, text, len);
+  free(text);
+  return ret;
+}
+
+/* Queues a copy of one of the swapped-in documents. */
+static enum MHD_Result reply_document(nl_http *h, struct MHD_Connection *conn,
+                                      char *const *doc, const size_t *len) {
+  enum MHD_Result ret = MHD_NO;
+  bool have = false;
+  pthread_mutex_lock(&h->doc_lock);
+  if (*doc != NULL) {
+    have = true;
+    ret = reply(conn, MHD_HTTP_OK, JSON_TYPE, *doc, *len);
+  }
+  pthread_mutex_unlock(&h->doc_lock);
+  return have
+             ? ret
+             : reply_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
+}
+
+static enum MHD_Result reply_healthz(nl_http *h, struct MHD_Connection *conn) {
+  struct json_object *o = json_object_new_object();
+  if (o == NULL)
+    return MHD_NO;
+  pthread_mutex_lock(&h->doc_lock);
+  const char *status = h->polls == 0 ? "starting"
+                       : h->last_ok  ? "ok"
+                                     : "failing";
+  bool ok = h->polls > 0 && h->last_ok;
+  nl_json_add_string(o, "status", status);
+  nl_json_add_string(o, "instance", h->instance);
+  nl_json_add_time(o, "generated_at", now_ns());
+  nl_json_add_number(o, "polls", (double)h->polls);
+  nl_json_add_number(o, "failed_polls", (double)h->failed_polls);
+  nl_json_add_time(o, "last_poll_at", h->last_poll_ns);
+  nl_json_add_time(o, "last_success_at", h->last_success_ns);
+  nl_json_add_string(o, "last_error", h->last_ok ? NULL : h->last_error);
+  pthread_mutex_unlock(&h->doc_lock);
+  size_t len = 0;
+  char *text = nl_json_take_text(o, &len);
+  if (text == NULL)
+    return MHD_NO;
+  enum MHD_Result ret =
+      reply(conn, ok ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, JSON_TYPE,
+            text, len);
+  free(text);
+  return ret;
+}
+
+static enum MHD_Result reply_history(nl_http *h, struct MHD_Connection *conn,
+                                     const char *stream, const char *consumer) {
+  bool found = false;
+  size_t len = 0;
+  pthread_mutex_lock(&h->registry_lock);
+  char *text = nl_view_history(nl_engine_registry(h->engine), stream, consumer,
+                               h->instance, now_ns(), &found, &len);
+  pthread_mutex_unlock(&h->registry_lock);
+  if (!found)
+    return reply_error(conn, MHD_HTTP_NOT_FOUND, "no such stream/consumer");
+  if (text == NULL)
+    return reply_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
+  enum MHD_Result ret = reply(conn, MHD_HTTP_OK, JSON_TYPE, text, len);
+  free(text);
+  return ret;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
+                              const char *url, const char *method,
+                              const char *version, const char *upload_data,
+                              size_t *upload_data_size, void **con_cls) {
+  (void)version;
+  (void)upload_data;
+  (void)upload_data_size;
+  (void)con_cls;
+  nl_http *h = cls;
+  if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
+      strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
+    return reply_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+                       "only GET and HEAD are allowed");
+  char stream[NL_NAME_MAX + 1], consumer[NL_NAME_MAX + 1];
+  switch (nl_route_parse(url, stream, consumer, sizeof(stream))) {
+  case NL_ROUTE_INDEX:
+    return reply(conn, MHD_HTTP_OK, HTML_TYPE, nl_dashboard_html,
+                 nl_dashboard_html_len);
+  case NL_ROUTE_HEALTHZ:
+    return reply_healthz(h, conn);
+  case NL_ROUTE_VIOLATIONS:
+    return reply_document(h, conn, &h->violations, &h->violations_len);
+  case NL_ROUTE_STREAMS:
+    return reply_document(h, conn, &h->streams, &h->streams_len);
+  case NL_ROUTE_HISTORY:
+    return reply_history(h, conn, stream, consumer);
+  case NL_ROUTE_BAD_NAME:
+    return reply_error(conn, MHD_HTTP_BAD_REQUEST,
+                       "bad stream or consumer name in the path");
+  case NL_ROUTE_NOT_FOUND:
+  default:
+    return reply_error(conn, MHD_HTTP_NOT_FOUND, "no such path");
+  }
+}
+
+/* Keeps the path exactly as received: nl_route decodes each segment on its
+ * own, so "%2F" in a name is not a separator and "%00" is refused. */
+static size_t keep_escapes(void *cls, struct MHD_Connection *c, char *s) {
+  (void)cls;
+  (void)c;
+  return strlen(s);
+}
+
+/* Opens a listening socket on host:port. Returns it, or -1 with err. */
+static int listen_on(const char *host, const char *port, char *err,
+                     size_t errlen) {
+  char *end = NULL;
+  long p = strtol(port, &end, 10);
+  if (port[0] == '\0' || *end != '\0' || p < 1 || p > 65535) {
+    snprintf(err, errlen, "Listen: port \"%s\" is not a number from 1 to 65535",
+             port);
+    return -1;
+  }
+  struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                           .ai_socktype = SOCK_STREAM,
+                           .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+  struct addrinfo *res = NULL;
+  int rc = getaddrinfo(host, port, &hints, &res);
+  if (rc != 0) {
+    snprintf(err, errlen, "Listen: cannot resolve \"%s\": %s", host,
+             gai_strerror(rc));
+    return -1;
+  }
+  int fd = -1, saved = 0;
+  for (struct addrinfo *ai = res; ai != NULL && fd < 0; ai = ai->ai_next) {
+    fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0) {
+      saved = errno;
+      continue;
+    }
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 64) != 0) {
+      saved = errno;
+      close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(res);
+  if (fd < 0)
+    snprintf(err, errlen, "Listen: cannot listen on %s port %s: %s", host, port,
+             strerror(saved));
+  return fd;
+}
+
+int nl_http_start(const nl_http_config *cfg, nl_http **out, char *err,
+                  size_t errlen) {
+  *out = NULL;
+  nl_http *h = calloc(1, sizeof(*h));
+  if (h == NULL || (h->instance = strdup(cfg->instance)) == NULL) {
+    free(h);
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  h->engine = cfg->engine;
+  h->fd = -1;
+  pthread_mutex_init(&h->registry_lock, NULL);
+  pthread_mutex_init(&h->doc_lock, NULL);
+  /* Documents for the time before the first poll. */
+  nl_snapshot_set empty = {0};
+  nl_http_update(h, &empty, 0);
+  h->fd = listen_on(cfg->host, cfg->port, err, errlen);
+  if (h->fd < 0) {
+    nl_http_stop(h);
+    return -1;
+  }
+  h->daemon = MHD_start_daemon(
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, handle, h,
+      MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_CONNECTION_LIMIT,
+      (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+      MHD_OPTION_UNESCAPE_CALLBACK, keep_escapes, NULL, MHD_OPTION_END);
+  if (h->daemon == NULL) {
+    snprintf(err, errlen, "Listen: the HTTP server did not start");
+    nl_http_stop(h);
+    return -1;
+  }
+  h->fd = -1; /* The daemon owns the socket now and closes it on stop. */
+  *out = h;
+  return 0;
+}
+
+void nl_http_stop(nl_http *h) {
+  if (h == NULL)
+    return;
+  if (h->daemon != NULL)
+    MHD_stop_daemon(h->daemon);
+  if (h->fd >= 0)
+    close(h->fd);
+  pthread_mutex_destroy(&h->registry_lock);
+  pthread_mutex_destroy(&h->doc_lock);
+  free(h->violations);
+  free(h->streams);
+  free(h->instance);
+  free(h);
+}
+
+void nl_http_lock(nl_http *h) {
+  if (h != NULL)
+    pthread_mutex_lock(&h->registry_lock);
+}
+
+void nl_http_unlock(nl_http *h) {
+  if (h != NULL)
+    pthread_mutex_unlock(&h->registry_lock);
+}
+
+void nl_http_update(nl_http *h, const nl_snapshot_set *set, int64_t poll_ns) {
+  if (h == NULL)
+    return;
+  /* Only the poller changes the registry, and this is the poller: reading
+   * it here needs no lock. */
+  nl_registry *reg = nl_engine_registry(h->engine);
+  int64_t now = now_ns();
+  size_t vlen = 0, slen = 0;
+  char *v = nl_view_violations(reg, h->instance, now, &vlen);
+  char *s = nl_view_streams(set, reg, h->instance, poll_ns, now, &slen);
+  pthread_mutex_lock(&h->doc_lock);
+  if (v != NULL) {
+    free(h->violations);
+    h->violations = v;
+    h->violations_len = vlen;
+    v = NULL;
+  }
+  if (s != NULL) {
+    free(h->streams);
+    h->streams = s;
+    h->streams_len = slen;
+    s = NULL;
+  }
+  if (poll_ns != 0) {
+    h->polls++;
+    h->last_poll_ns = poll_ns;
+    h->last_success_ns = poll_ns;
+    h->last_ok = true;
+    h->last_error[0] = '\0';
+  }
+  pthread_mutex_unlock(&h->doc_lock);
+}
+
+void nl_http_poll_failed(nl_http *h, const char *why, int64_t poll_ns) {
+  if (h == NULL)
+    return;
+  pthread_mutex_lock(&h->doc_lock);
+  h->polls++;
+  h->failed_polls++;
+  h->last_poll_ns = poll_ns;
+  h->last_ok = false;
+  snprintf(h->last_error, sizeof(h->last_error), "%s", why ? why : "");
+  pthread_mutex_unlock(&h->doc_lock);
+}

@@ -1,0 +1,47 @@
+/* nl_http.h: the optional REST API and dashboard of one instance.
+ *
+ * A libmicrohttpd listener with its own thread serves JSON documents that
+ * the read callback renders after each poll (nl_view) and swaps in under a
+ * short mutex, so a request never waits for a poll and a poll never waits
+ * for a request. Only /api/history/<stream>/<consumer> reads the engine's
+ * registry itself; it does so under the same mutex, which the poller holds
+ * only while nl_engine_apply changes the registry. Endpoints and shapes are
+ * in docs/rest-api.md. Every function accepts h == NULL and then does
+ * nothing, so an instance without a listener needs no checks. */
+#ifndef NL_HTTP_H
+#define NL_HTTP_H
+
+#include "nl_engine.h"
+
+typedef struct {
+  const char *host;     /* Address to bind, as in "127.0.0.1" or "::1". */
+  const char *port;     /* Decimal port, 1 to 65535. */
+  const char *instance; /* Shown in every document (copied). */
+  nl_engine *engine;    /* Read for /api/history; must outlive the server. */
+} nl_http_config;
+
+typedef struct nl_http nl_http;
+
+/* Binds host:port and starts serving. Returns 0 and sets *out, or -1 with a
+ * one-line reason in err (bad port, address in use, ...). */
+int nl_http_start(const nl_http_config *cfg, nl_http **out, char *err,
+                  size_t errlen);
+
+/* Stops the listener (waiting for requests in progress) and frees it. */
+void nl_http_stop(nl_http *h);
+
+/* Taken by the poller around nl_engine_apply: while held, no request reads
+ * the registry. Hold it for no longer than that. */
+void nl_http_lock(nl_http *h);
+void nl_http_unlock(nl_http *h);
+
+/* Renders the documents of the poll just applied (set, taken at poll_ns)
+ * without the lock, then swaps them in. Call from the poller only, after
+ * nl_http_unlock. */
+void nl_http_update(nl_http *h, const nl_snapshot_set *set, int64_t poll_ns);
+
+/* Records a failed poll (why: one line) for /healthz; the documents of the
+ * last good poll stay. */
+void nl_http_poll_failed(nl_http *h, const char *why, int64_t poll_ns);
+
+#endif

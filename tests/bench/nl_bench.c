@@ -1,0 +1,214 @@
+/* nl_bench.c: the poll path of the plugin, measured against a real server.
+ *
+ *   nl-bench setup --server URL --streams S --consumers C [--messages M]
+ *       [--replicas R]
+ *       creates streams BENCH_0..S-1 (memory, R replicas) with C durable pull
+ *       consumers each, through the JetStream API, and publishes M messages
+ *       per stream.
+ *   nl-bench poll --server URL --polls N [--timeout-ms T]
+ *       runs N polls through nl_poll_run and nl_engine_apply (the code the
+ *       plugin runs each interval) and prints one JSON object: per poll
+ *       medians of wall time, CPU time, requests and bytes received, and the
+ *       process's resident memory after the polls.
+ *
+ * Build: see the Makefile target build/nl-bench. */
+#include "nl_engine.h"
+#include "nl_poll.h"
+#include "nl_transport.h"
+
+#include <nats/nats.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static const char *arg_value(int argc, char **argv, const char *name,
+                             const char *def) {
+  for (int i = 0; i + 1 < argc; i++)
+    if (strcmp(argv[i], name) == 0)
+      return argv[i + 1];
+  return def;
+}
+
+static double now_ms(clockid_t clock) {
+  struct timespec ts;
+  clock_gettime(clock, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Sends one API request and fails the program on a transport or API error.
+ */
+static void api(natsConnection *nc, const char *subject, const char *body) {
+  natsMsg *reply = NULL;
+  natsStatus s = natsConnection_RequestString(&reply, nc, subject, body, 10000);
+  if (s != NATS_OK) {
+    fprintf(stderr, "nl-bench: %s: %s\n", subject, natsStatus_GetText(s));
+    exit(1);
+  }
+  if (strstr(natsMsg_GetData(reply), "\"error\"") != NULL) {
+    fprintf(stderr, "nl-bench: %s: %s\n", subject, natsMsg_GetData(reply));
+    exit(1);
+  }
+  natsMsg_Destroy(reply);
+}
+
+static int setup(const char *url, int streams, int consumers, int messages,
+                 int replicas) {
+  natsConnection *nc = NULL;
+  natsStatus s = natsConnection_ConnectTo(&nc, url);
+  if (s != NATS_OK) {
+    fprintf(stderr, "nl-bench: connect %s: %s\n", url, natsStatus_GetText(s));
+    return 1;
+  }
+  char subject[256], body[512];
+  for (int i = 0; i < streams; i++) {
+    snprintf(subject, sizeof(subject), "$JS.API.STREAM.CREATE.BENCH_%d", i);
+    snprintf(body, sizeof(body),
+             "{\"name\":\"BENCH_%d\",\"subjects\":[\"bench.%d.>\"],"
+             "\"storage\":\"memory\",\"retention\":\"limits\","
+             "\"num_replicas\":%d}",
+             i, i, replicas);
+    api(nc, subject, body);
+    for (int c = 0; c < consumers; c++) {
+      snprintf(subject, sizeof(subject),
+               "$JS.API.CONSUMER.DURABLE.CREATE.BENCH_%d.c%d", i, c);
+      snprintf(body, sizeof(body),
+               "{\"stream_name\":\"BENCH_%d\",\"config\":{\"durable_name\":"
+               "\"c%d\",\"ack_policy\":\"explicit\",\"ack_wait\":"
+               "30000000000,\"max_ack_pending\":1000}}",
+               i, c);
+      api(nc, subject, body);
+    }
+    for (int m = 0; m < messages; m++) {
+      snprintf(subject, sizeof(subject), "bench.%d.x", i);
+      api(nc, subject, "payload");
+    }
+  }
+  natsConnection_Destroy(nc);
+  return 0;
+}
+
+/* Counts requests and bytes around the real transport. */
+typedef struct {
+  nl_transport *t;
+  uint64_t requests;
+  uint64_t bytes;
+} counting;
+
+static int counting_request(void *ctx, const char *subject,
+                            const char *payload, char **reply,
+                            size_t *reply_len, char *err, size_t errlen) {
+  counting *c = ctx;
+  c->requests++;
+  int rc = nl_transport_request(c->t, subject, payload, reply, reply_len, err,
+                                errlen);
+  if (rc == 0)
+    c->bytes += *reply_len;
+  return rc;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof(*v), cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Reads a "Key:   N kB" line of /proc/self/status, in kB. */
+static long proc_status_kb(const char *key) {
+  FILE *f = fopen("/proc/self/status", "r");
+  char line[256];
+  long v = -1;
+  size_t n = strlen(key);
+  while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+    if (strncmp(line, key, n) == 0 && line[n] == ':')
+      v = strtol(line + n + 1, NULL, 10);
+  if (f != NULL)
+    fclose(f);
+  return v;
+}
+
+static int poll_bench(const char *url, int polls, int64_t timeout_ms) {
+  const char *urls[] = {url};
+  nl_transport_config tc = {.urls = urls, .n_urls = 1,
+                            .timeout_ms = timeout_ms, .name = "nl-bench"};
+  char err[512];
+  counting cnt = {0};
+  if (nl_transport_create(&tc, &cnt.t, err, sizeof(err)) != 0 ||
+      nl_transport_connect(cnt.t, err, sizeof(err)) != 0) {
+    fprintf(stderr, "nl-bench: %s\n", err);
+    return 1;
+  }
+  nl_detect_params params;
+  nl_detect_params_default(&params);
+  nl_engine *engine = nl_engine_create(&params);
+  long rss_before = proc_status_kb("VmRSS");
+  double *wall = calloc((size_t)polls, sizeof(double));
+  double *cpu = calloc((size_t)polls, sizeof(double));
+  double *parse_apply = calloc((size_t)polls, sizeof(double));
+  uint64_t requests = 0, bytes = 0, consumers = 0, errors = 0;
+  for (int i = 0; i < polls; i++) {
+    nl_poll_config pc = {0};
+    nl_snapshot_set set = {0};
+    nl_poll_stats stats;
+    uint64_t r0 = cnt.requests, b0 = cnt.bytes;
+    double w0 = now_ms(CLOCK_MONOTONIC);
+    double c0 = now_ms(CLOCK_PROCESS_CPUTIME_ID);
+    if (nl_poll_run(&pc, counting_request, &cnt, &set, &stats) != 0) {
+      fprintf(stderr, "nl-bench: poll failed: %s\n", stats.first_error);
+      return 1;
+    }
+    double a0 = now_ms(CLOCK_MONOTONIC);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    nl_engine_apply(engine, &set,
+                    (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, NULL, NULL);
+    double w1 = now_ms(CLOCK_MONOTONIC);
+    cpu[i] = now_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
+    wall[i] = w1 - w0;
+    parse_apply[i] = w1 - a0;
+    requests = cnt.requests - r0;
+    bytes = cnt.bytes - b0;
+    consumers = set.n_consumers;
+    errors += stats.errors;
+    nl_snapshot_set_clear(&set);
+  }
+  long rss_after = proc_status_kb("VmRSS");
+  printf("{\"polls\":%d,\"consumers\":%llu,\"requests_per_poll\":%llu,"
+         "\"bytes_per_poll\":%llu,\"wall_ms_median\":%.2f,"
+         "\"cpu_ms_median\":%.2f,\"apply_ms_median\":%.2f,"
+         "\"rss_kb_before\":%ld,\"rss_kb_after\":%ld,\"hwm_kb\":%ld,"
+         "\"errors\":%llu}\n",
+         polls, (unsigned long long)consumers, (unsigned long long)requests,
+         (unsigned long long)bytes, median(wall, polls), median(cpu, polls),
+         median(parse_apply, polls), rss_before, rss_after,
+         proc_status_kb("VmHWM"), (unsigned long long)errors);
+  free(wall);
+  free(cpu);
+  free(parse_apply);
+  nl_engine_free(engine);
+  nl_transport_free(cnt.t);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: nl-bench setup|poll --server URL ...\n");
+    return 2;
+  }
+  const char *url = arg_value(argc, argv, "--server", "nats://127.0.0.1:4222");
+  if (strcmp(argv[1], "setup") == 0)
+    return setup(url, atoi(arg_value(argc, argv, "--streams", "1")),
+                 atoi(arg_value(argc, argv, "--consumers", "10")),
+                 atoi(arg_value(argc, argv, "--messages", "0")),
+                 atoi(arg_value(argc, argv, "--replicas", "1")));
+  if (strcmp(argv[1], "poll") == 0)
+    return poll_bench(url, atoi(arg_value(argc, argv, "--polls", "5")),
+                      atoll(arg_value(argc, argv, "--timeout-ms", "5000")));
+  fprintf(stderr, "nl-bench: unknown command %s\n", argv[1]);
+  return 2;
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Writes results/bench.md from the JSON lines tests/bench/run_bench.sh made.
+
+Usage: report.py BENCH_JSONL OUT_MD OUT_JSON
+"""
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+# The reference research monitor: one CONSUMER.INFO per consumer plus two
+# requests per stream and one stream list, per poll; published overhead.
+REF_RSS_MB_AT_5000 = 24.5
+REF_REQ_PER_S_AT_5000_5S = 1000
+
+
+def ref_requests(streams, per_stream):
+    return 1 + streams * (2 + per_stream)
+
+
+def main():
+    src, out_md, out_json = sys.argv[1:4]
+    rows = [json.loads(line) for line in open(src) if line.strip()]
+    sizes = {}
+    for r in rows:
+        key = (r["topology"], r["streams"], r["per_stream"])
+        entry = sizes.setdefault(key, {"bench": [], "collectd": None})
+        if "bench" in r:
+            entry["bench"].append(r["bench"])
+        else:
+            entry["collectd"] = r
+    table = []
+    for (topo, streams, per), entry in sorted(sizes.items(),
+                                              key=lambda kv: (kv[0][0] != "single", kv[0][1] * kv[0][2])):
+        b = entry["bench"]
+        med = lambda k: statistics.median(x[k] for x in b)
+        consumers = streams * per
+        row = {
+            "topology": topo,
+            "streams": streams,
+            "consumers": consumers,
+            "runs": len(b),
+            "polls_per_run": b[0]["polls"],
+            "requests_per_poll": med("requests_per_poll"),
+            "reference_requests_per_poll": ref_requests(streams, per),
+            "bytes_per_poll": med("bytes_per_poll"),
+            "wall_ms": med("wall_ms_median"),
+            "cpu_ms": med("cpu_ms_median"),
+            "apply_ms": med("apply_ms_median"),
+            "bench_rss_growth_kb": med("rss_kb_after") - med("rss_kb_before"),
+            "errors": sum(x["errors"] for x in b),
+        }
+        row["cpu_ms_per_1000"] = row["cpu_ms"] / consumers * 1000
+        row["request_ratio"] = row["reference_requests_per_poll"] / row["requests_per_poll"]
+        c = entry["collectd"]
+        if c:
+            row["collectd_rss_kb_without"] = c["collectd_rss_kb_without"]
+            row["collectd_rss_kb_with"] = c["collectd_rss_kb_with"]
+            row["collectd_rss_growth_kb"] = c["collectd_rss_kb_with"] - c["collectd_rss_kb_without"]
+        table.append(row)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip()
+    with open(out_json, "w") as f:
+        json.dump({"date": time.strftime("%Y-%m-%d"), "commit": commit,
+                   "rows": table}, f, indent=1)
+    lines = []
+    lines.append("# Poll cost benchmark")
+    lines.append("")
+    lines.append(f"Made by `make bench` on {time.strftime('%Y-%m-%d')} (commit {commit}), "
+                 "2-core machine, nats-server 2.9.10 on 127.0.0.1, memory streams with "
+                 "20 messages each, durable pull consumers. Each figure is the median of "
+                 "the per-poll medians of several runs (the machine is shared and noisy).")
+    lines.append("")
+    lines.append("| topology | consumers | requests/poll (ours) | requests/poll (reference 1+S(2+C)) | ratio | bytes/poll | wall ms/poll | CPU ms/poll | CPU ms per 1,000 consumers | collectd RSS growth |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in table:
+        growth = f"{r['collectd_rss_growth_kb'] / 1024:.1f} MB" if "collectd_rss_growth_kb" in r else "-"
+        lines.append(
+            f"| {r['topology']} ({r['streams']} streams) | {r['consumers']:,} | {r['requests_per_poll']:.0f} | "
+            f"{r['reference_requests_per_poll']:,} | {r['request_ratio']:.0f}x | {r['bytes_per_poll'] / 1024:,.0f} KiB | "
+            f"{r['wall_ms']:.1f} | {r['cpu_ms']:.1f} | {r['cpu_ms_per_1000']:.2f} | {growth} |")
+    lines.append("")
+    lines.append("Reference figures (the research monitor, as published): one CONSUMER.INFO request per "
+                 f"consumer, about {REF_REQ_PER_S_AT_5000_5S:,} requests/s at 5,000 consumers with a 5 s poll, "
+                 f"and {REF_RSS_MB_AT_5000} MB RSS at 5,000 consumers.")
+    five = [r for r in table if r["topology"] == "single" and r["consumers"] == 5000]
+    if five:
+        r = five[0]
+        lines.append("")
+        lines.append(f"At 5,000 consumers in {r['streams']} streams with a 5 s poll: "
+                     f"{r['requests_per_poll'] / 5:.1f} requests/s against the reference's "
+                     f"~{REF_REQ_PER_S_AT_5000_5S:,} ({REF_REQ_PER_S_AT_5000_5S / (r['requests_per_poll'] / 5):.0f}x fewer)"
+                     + (f"; collectd RSS growth {r['collectd_rss_growth_kb'] / 1024:.1f} MB against "
+                        f"{REF_RSS_MB_AT_5000} MB" if "collectd_rss_growth_kb" in r else "") + ".")
+    lines.append("")
+    lines.append("Columns: requests and bytes are per poll, counted at the request function; wall time "
+                 "is the whole poll (requests, parsing, history and detectors); CPU is the process CPU "
+                 "time of the poll; collectd RSS growth is the resident memory of collectd with the "
+                 "plugin after several polls (Interval 5) minus the same collectd without it.")
+    open(out_md, "w").write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

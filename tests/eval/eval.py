@@ -1,0 +1,688 @@
+#!/usr/bin/env python3
+"""Evaluation driver: runs the scenarios of tests/eval/scenarios.py against
+a running nats-server (or cluster) watched by a running collectd with the
+nats_lens plugin, and writes the raw measurements as JSON.
+
+Started by tests/eval/run_topology.sh, which starts the servers and
+collectd with tests/lib.sh and passes their addresses here:
+
+  eval.py --topology single|cluster --interval D --rounds N --langs "c py"
+      --urls URL[,URL...] --monitor PORT[,PORT...] --collectd-dir DIR
+      --instance NAME --out RAW.json [--soak SECONDS] [--boundary]
+      [--baseline] [--kill-rounds] [--work DIR]
+
+Times: injection and fix are taken by this driver when it starts the step;
+the signal is the first 0.25 s trace of CONSUMER.INFO (and STREAM.INFO)
+showing the fault; detection and recovery are the times of the first poll
+whose class value (collectd CSV `nats_lens_<class>-<consumer>`, 0/1) is 1
+after the injection, and 0 after the fix, confirmed by the FAILURE/WARNING
+and OKAY notifications in collectd's log. CSV times are the start of the
+poll (collectd's read time), so a latency is the time until the poll that
+saw the fault began; the plugin's own work adds a few milliseconds.
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import natsproto  # noqa: E402
+import scenarios  # noqa: E402
+from scenarios import CLASSES  # noqa: E402
+
+NOTIF_RE = re.compile(
+    r"Notification: severity = (\w+).*?plugin_instance = (\S+?),"
+    r".*?type_instance = (\S+?), message = (.*)$")
+
+
+def log(msg):
+    sys.stderr.write("[%s] %s\n" % (time.strftime("%H:%M:%S"), msg))
+    sys.stderr.flush()
+
+
+class Env:
+    """Where things run: server URLs, monitor ports, collectd's files."""
+
+    def __init__(self, a):
+        self.urls = a.urls.split(",")
+        self.monitor = [int(p) for p in a.monitor.split(",")] if a.monitor \
+            else []
+        self.d = float(a.interval)
+        self.instance = a.instance
+        self.cdir = a.collectd_dir
+        self.log = os.path.join(self.cdir, "collectd.log")
+        self.csv = os.path.join(self.cdir, "csv", "nl-test")
+        self.work = a.work
+        self.replicas = 3 if a.topology == "cluster" else 1
+        self.topology = a.topology
+        self.inj_url = self.urls[0]  # Injectors and the tracer use this.
+        self.procs = []  # Servers restarted by this driver.
+        os.makedirs(self.work, exist_ok=True)
+
+    def csv_rows(self, stream, typ, consumer):
+        """All (time, value) rows of one CSV series, oldest first."""
+        pat = os.path.join(self.csv, "nats_lens-%s-%s" % (self.instance,
+                                                           stream),
+                           "%s-%s-*" % (typ, consumer))
+        rows = []
+        for f in sorted(glob.glob(pat)):
+            with open(f) as fh:
+                for line in fh:
+                    parts = line.strip().split(",")
+                    if len(parts) >= 2 and parts[0] != "epoch":
+                        try:
+                            rows.append((float(parts[0]), float(parts[1])))
+                        except ValueError:
+                            pass
+        rows.sort()
+        return rows
+
+    def notifications(self):
+        """Every notification in collectd's log as dicts (severity,
+        plugin_instance, class, stream, consumer, message)."""
+        out = []
+        try:
+            with open(self.log, errors="replace") as fh:
+                for line in fh:
+                    m = NOTIF_RE.search(line)
+                    if not m:
+                        continue
+                    sev, pi, cls, msg = m.groups()
+                    stream = pi[len(self.instance) + 1:] if pi.startswith(
+                        self.instance + "-") else pi
+                    mm = re.match(r"\S+ ([^/\s]+)/([^:\s]+):", msg)
+                    out.append({"severity": sev, "plugin_instance": pi,
+                                "class": cls, "stream": stream,
+                                "consumer": mm.group(2) if mm else None,
+                                "message": msg})
+        except FileNotFoundError:
+            pass
+        return out
+
+
+class Tracer(threading.Thread):
+    """Polls CONSUMER.INFO (and STREAM.INFO for loss) of every traced case
+    every 0.25 s and records the first time each case's signal holds."""
+
+    def __init__(self, env):
+        super().__init__(daemon=True)
+        self.env = env
+        self.lock = threading.Lock()
+        self.cases = {}
+        self.stop = False
+        self.conn = None
+
+    def add(self, res, signal_name):
+        with self.lock:
+            self.cases[res["stream"]] = {"res": res, "signal": signal_name,
+                                         "prev": None}
+
+    def remove(self, stream):
+        with self.lock:
+            self.cases.pop(stream, None)
+
+    def connect(self):
+        for url in [self.env.inj_url] + self.env.urls:
+            try:
+                self.conn = natsproto.Connection(url, name="nl-eval-trace")
+                return True
+            except (OSError, natsproto.NatsError):
+                continue
+        return False
+
+    def sample(self, stream, item):
+        info = natsproto.js_api(self.conn, "CONSUMER.INFO.%s.c" % stream,
+                                timeout=2.0)
+        now = time.time()
+        s = {"t": now, "cseq": info["delivered"]["consumer_seq"],
+             "sseq": info["delivered"]["stream_seq"],
+             "ackp": info.get("num_ack_pending", 0),
+             "redeliv": info.get("num_redelivered", 0),
+             "pend": info.get("num_pending", 0),
+             "max_ackp": info["config"].get("max_ack_pending", -1)}
+        if item["signal"] == "gap":
+            sinfo = natsproto.js_api(self.conn, "STREAM.INFO.%s" % stream,
+                                     timeout=2.0)
+            s["first"] = sinfo["state"]["first_seq"]
+        res = item["res"]
+        prev = item["prev"]
+        item["prev"] = s
+        res["trace_samples"] = res.get("trace_samples", 0) + 1
+        res["trace_max_num_redelivered"] = max(
+            res.get("trace_max_num_redelivered", 0), s["redeliv"])
+        dcds = 0
+        if prev is not None:
+            dcds = (s["cseq"] - prev["cseq"]) - (s["sseq"] - prev["sseq"])
+            if dcds > 0:
+                res["trace_redeliveries"] = res.get(
+                    "trace_redeliveries", 0) + dcds
+        if res.get("t_signal") is None and self.condition(item["signal"], s,
+                                                          dcds):
+            res["t_signal"] = now
+
+    @staticmethod
+    def condition(name, s, dcds):
+        if name == "redelivery":
+            return dcds > 0
+        if name == "gap":
+            return s["first"] > s["sseq"] + 1
+        if name == "at_cap":
+            return s["max_ackp"] > 0 and s["ackp"] >= s["max_ackp"] and \
+                s["pend"] > 0
+        return False
+
+    def run(self):
+        while not self.stop:
+            t0 = time.time()
+            if self.conn is None or self.conn.closed:
+                if not self.connect():
+                    time.sleep(0.5)
+                    continue
+            with self.lock:
+                items = list(self.cases.items())
+            for stream, item in items:
+                try:
+                    self.sample(stream, item)
+                except (natsproto.NatsError, KeyError, ValueError, OSError):
+                    pass
+            time.sleep(max(0.0, 0.25 - (time.time() - t0)))
+
+
+class CaseRunner:
+    """Runs one Case: setup, wait until the plugin polls the consumer,
+    inject, wait for detection (or watch), fix, wait for recovery, clean
+    up. Fills a result dict."""
+
+    def __init__(self, env, tracer, case, meta, hooks=None):
+        self.env, self.tracer, self.case = env, tracer, case
+        self.procs = {}
+        self.hooks = hooks or {}
+        self.res = {"case": case.name, "stream": case.stream,
+                    "consumer": case.consumer, "lang": case.lang,
+                    "expect": case.expect, "note": case.note,
+                    "topology": env.topology, "interval_s": env.d}
+        self.res.update(meta)
+        self.url = env.inj_url
+
+    def out_path(self, name):
+        return os.path.join(self.env.work, "%s.%s.out" % (self.case.stream,
+                                                          name))
+
+    def run_step(self, st):
+        if st.kind == "tool":
+            cmd = [scenarios.NL_INJECT, "--server", self.url] + st.args
+            for attempt in range(5):
+                p = subprocess.run(cmd, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, timeout=60)
+                if p.returncode == 0:
+                    return True
+                time.sleep(1 + attempt)
+            self.res.setdefault("errors", []).append(
+                "%s: %s" % (" ".join(st.args), p.stdout.decode()[-300:]))
+            return False
+        if st.kind in ("bg", "consume"):
+            if st.kind == "bg":
+                cmd = [scenarios.NL_INJECT, "--server", self.url] + st.args
+            else:
+                cmd = scenarios.injector_cmd(self.case.lang, self.url) + \
+                    st.args
+            fh = open(self.out_path(st.name), "ab")
+            p = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT,
+                                 start_new_session=True)
+            fh.close()
+            self.procs.setdefault(st.name, []).append(p)
+            return True
+        if st.kind == "kill":
+            names = [st.name] if st.name else list(self.procs)
+            for n in names:
+                for p in self.procs.get(n, []):
+                    if p.poll() is None:
+                        p.terminate()
+                for p in self.procs.get(n, []):
+                    try:
+                        p.wait(5)
+                    except subprocess.TimeoutExpired:
+                        p.kill()
+            return True
+        if st.kind == "sleep":
+            time.sleep(st.secs)
+            return True
+        raise ValueError(st.kind)
+
+    def run_steps(self, steps):
+        ok = True
+        for st in steps:
+            ok = self.run_step(st) and ok
+        return ok
+
+    def wait_polled(self, timeout):
+        """Waits until the plugin has polled the consumer twice."""
+        end = time.time() + timeout
+        while time.time() < end:
+            if len(self.env.csv_rows(self.case.stream, "nats_lens_num_pending",
+                                     self.case.consumer)) >= 2:
+                return True
+            time.sleep(0.2)
+        return False
+
+    def notifs(self):
+        return [n for n in self.env.notifications()
+                if n["stream"] == self.case.stream]
+
+    def first_notif(self, severities, cls, since_index):
+        for i, n in enumerate(self.notifs()):
+            if i >= since_index and n["severity"] in severities and \
+                    n["class"] == cls:
+                return i
+        return None
+
+    def class_time(self, cls, value, since):
+        for t, v in self.env.csv_rows(self.case.stream,
+                                      "nats_lens_" + cls.lower(),
+                                      self.case.consumer):
+            if t >= since and v == value:
+                return t
+        return None
+
+    def run(self):
+        c, d, res = self.case, self.env.d, self.res
+        try:
+            res["t_setup"] = time.time()
+            if not self.run_steps(c.setup):
+                res["setup_failed"] = True
+                return res
+            if not self.wait_polled(10 * d + 30):
+                res["setup_failed"] = True
+                res.setdefault("errors", []).append("consumer never polled")
+                return res
+            n_before = len(self.notifs())
+            if "before_inject" in self.hooks:
+                self.hooks["before_inject"](res)
+            res["t_inject"] = time.time()
+            if c.signal:
+                self.tracer.add(res, c.signal)
+            else:
+                self.tracer.add(res, "none")
+            self.run_steps(c.inject)
+            if c.expect:
+                self.wait_detection(n_before)
+            else:
+                end = res["t_inject"] + c.observe_s
+                while time.time() < end:
+                    time.sleep(0.5)
+                    if self.all_procs_done() and c.observe_s == 0:
+                        break
+                if c.observe_s == 0:
+                    self.wait_procs()
+                res["t_end"] = time.time()
+                if "after_observe" in self.hooks:
+                    self.hooks["after_observe"](res)
+        finally:
+            self.tracer.remove(c.stream)
+            self.run_step(scenarios.kill())
+            self.finish()
+        return res
+
+    def all_procs_done(self):
+        return all(p.poll() is not None for ps in self.procs.values()
+                   for p in ps)
+
+    def wait_procs(self):
+        for ps in self.procs.values():
+            for p in ps:
+                p.wait()
+
+    def wait_detection(self, n_before):
+        c, d, res = self.case, self.env.d, self.res
+        deadline = res["t_inject"] + 40 * d + 60
+        idx = None
+        while time.time() < deadline:
+            idx = self.first_notif(("FAILURE", "WARNING"), c.expect, n_before)
+            if idx is not None:
+                break
+            time.sleep(0.2)
+        if idx is None:
+            res["detected"] = False
+            return
+        res["detected"] = True
+        time.sleep(0.3)  # Let the CSV row of that poll be written.
+        res["t_detect"] = self.class_time(c.expect, 1.0, res["t_inject"])
+        if "after_detect" in self.hooks:
+            self.hooks["after_detect"](res)
+        if not c.fix:
+            return
+        res["t_fix"] = time.time()
+        n_fix = len(self.notifs())
+        self.run_steps(c.fix)
+        deadline = res["t_fix"] + 20 * d + 40
+        while time.time() < deadline:
+            if self.first_notif(("OKAY",), c.expect, n_fix) is not None:
+                res["resolved"] = True
+                time.sleep(0.3)
+                res["t_resolved"] = self.class_time(c.expect, 0.0,
+                                                    res["t_fix"])
+                break
+            time.sleep(0.2)
+        else:
+            res["resolved"] = False
+
+    def finish(self):
+        """Deletes the stream and records the notifications of the case."""
+        subprocess.run([scenarios.NL_INJECT, "--server", self.url,
+                        "stream-delete", self.case.stream],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       timeout=60)
+        fired = [n for n in self.notifs()
+                 if n["severity"] in ("FAILURE", "WARNING")]
+        self.res["notifications"] = [(n["severity"], n["class"])
+                                     for n in fired]
+        exp = self.case.expect
+        self.res["unexpected"] = [n["class"] for n in fired
+                                  if n["class"] != exp]
+        self.res["refired"] = max(0, sum(1 for n in fired
+                                         if n["class"] == exp) - 1)
+        for name, ps in self.procs.items():
+            for p in ps:
+                if p.returncode not in (0, None, -15):
+                    self.res.setdefault("errors", []).append(
+                        "%s exited %s" % (name, p.returncode))
+
+
+def run_cases(env, tracer, cases, metas, hooks=None):
+    """Runs cases concurrently; returns their results in order."""
+    results = [None] * len(cases)
+
+    def one(i):
+        try:
+            results[i] = CaseRunner(env, tracer, cases[i], metas[i],
+                                    hooks).run()
+        except Exception as e:  # Recorded, never fatal for the whole run.
+            results[i] = {"case": cases[i].name, "error": repr(e)}
+            results[i].update(metas[i])
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in
+               range(len(cases))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def http_json(port, path):
+    with urllib.request.urlopen("http://127.0.0.1:%d%s" % (port, path),
+                                timeout=5) as r:
+        return json.loads(r.read())
+
+
+def numeric_leaves(obj, prefix=""):
+    """Flattens the numbers of a JSON document into {dotted.path: value}."""
+    out = {}
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out.update(numeric_leaves(v, prefix + k + "."))
+    elif isinstance(obj, bool):
+        pass
+    elif isinstance(obj, (int, float)):
+        out[prefix[:-1]] = obj
+    return out
+
+
+# Fields of /varz that move with time or process state, not with traffic.
+VOLATILE = ("now", "uptime", "mem", "cpu", "start", "config_load_time",
+            "gomaxprocs", "system_account", "cores")
+
+
+def server_snapshot(port):
+    """The numeric fields of /varz and /jsz (the data a Prometheus server
+    exporter turns into metrics)."""
+    snap = {}
+    for path in ("/varz", "/jsz"):
+        try:
+            snap.update({path[1:] + "." + k: v for k, v in
+                         numeric_leaves(http_json(port, path)).items()})
+        except OSError:
+            pass
+    return snap
+
+
+def snapshot_delta(a, b):
+    keys = set(a) | set(b)
+    return {k: b.get(k, 0) - a.get(k, 0) for k in keys
+            if b.get(k, 0) != a.get(k, 0)
+            and not any(k.split(".", 1)[1].startswith(v) for v in VOLATILE)}
+
+
+def baseline_phase(env, tracer, rounds_tag="V"):
+    """Runs a healthy control and then each class alone on the quiet server
+    (C injector), taking /varz and /jsz just before the injection and just
+    after detection (for the control: after the same observation). Returns
+    one record per class: the fields that changed, those that changed only
+    under the fault, and whether a server-level rule could see the
+    fault."""
+    port = env.monitor[0]
+    out = {}
+
+    def hooks(rec):
+        return {"before_inject": lambda r: rec.__setitem__(
+                    "before", server_snapshot(port)),
+                "after_detect": lambda r: rec.__setitem__(
+                    "after", server_snapshot(port)),
+                "after_observe": lambda r: rec.__setitem__(
+                    "after", server_snapshot(port))}
+
+    control = [c for c in scenarios.boundary_cases(env.d, env.replicas,
+                                                   tag=rounds_tag)
+               if c.name.startswith("boundary/HEALTHY/")][0]
+    rec = {}
+    log("baseline: healthy control")
+    CaseRunner(env, tracer, control, {"phase": "baseline"},
+               hooks(rec)).run()
+    healthy = snapshot_delta(rec.get("before", {}), rec.get("after", {}))
+    for cls in CLASSES:
+        case = scenarios.class_case(cls, "c", 0, env.d, env.replicas,
+                                    tag=rounds_tag)
+        rec = {}
+        log("baseline: %s" % cls)
+        r = CaseRunner(env, tracer, case, {"phase": "baseline"},
+                       hooks(rec)).run()
+        delta = snapshot_delta(rec.get("before", {}), rec.get("after", {}))
+        only = sorted(k for k in delta if k not in healthy)
+        alerts = [k for k in delta if k.endswith("slow_consumers")
+                  or k.endswith("api.errors")]
+        out[cls] = {"fields_checked": len(rec.get("after", {})),
+                    "changed": sorted(delta), "changed_only_under_fault":
+                    only, "alerting_fields": alerts,
+                    "plugin_detected": bool(r.get("detected")),
+                    "window_s": (r.get("t_detect") or time.time())
+                    - r.get("t_inject", time.time())}
+    out["_healthy_changed"] = sorted(healthy)
+    return out
+
+
+def connected_node(env):
+    """Index of the node that holds the plugin's connection (named
+    "nats-lens" in /connz), or None."""
+    for i, port in enumerate(env.monitor):
+        try:
+            conns = http_json(port, "/connz?limit=1024").get(
+                "connections") or []
+        except OSError:
+            continue
+        if any(c.get("name") == "nats-lens" for c in conns):
+            return i
+    return None
+
+
+class Cluster:
+    """Kills and restarts cluster nodes by PID; a restarted node runs with
+    the command line it had, and is stopped by this driver at the end."""
+
+    def __init__(self, env, pids):
+        self.env = env
+        self.pids = pids
+        self.cmdlines = []
+        for pid in pids:
+            with open("/proc/%d/cmdline" % pid, "rb") as fh:
+                self.cmdlines.append([a.decode() for a in
+                                      fh.read().split(b"\0") if a])
+
+    def kill(self, i):
+        try:
+            os.kill(self.pids[i], signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def restart(self, i):
+        logf = open(os.path.join(self.env.work, "node%d-restart.log" % i),
+                    "ab")
+        p = subprocess.Popen(self.cmdlines[i], stdout=logf,
+                             stderr=subprocess.STDOUT, start_new_session=True)
+        logf.close()
+        self.env.procs.append(p)
+        self.pids[i] = p.pid
+        self.wait_healthy(i)
+
+    def wait_healthy(self, i, timeout=60):
+        end = time.time() + timeout
+        while time.time() < end:
+            try:
+                if http_json(self.env.monitor[i], "/healthz").get(
+                        "status") == "ok":
+                    return True
+            except OSError:
+                pass
+            time.sleep(0.5)
+        return False
+
+
+def class_round(env, tracer, rnd, langs, label, tag="E", on_injected=None):
+    cases, metas = [], []
+    for lang in langs:
+        for cls in CLASSES:
+            cases.append(scenarios.class_case(cls, lang, rnd, env.d,
+                                              env.replicas, tag=tag))
+            metas.append({"phase": "classes", "round": rnd, "class": cls,
+                          "scenario": label})
+    if on_injected:
+        threading.Timer(env.d * 3 + 10, on_injected).start()
+    return run_cases(env, tracer, cases, metas)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--topology", choices=["single", "cluster"],
+                    required=True)
+    ap.add_argument("--interval", type=float, default=3)
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--langs", default="c go js py")
+    ap.add_argument("--urls", required=True)
+    ap.add_argument("--monitor", default="")
+    ap.add_argument("--pids", default="")
+    ap.add_argument("--collectd-dir", required=True)
+    ap.add_argument("--instance", default="ev")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--soak", type=float, default=0)
+    ap.add_argument("--boundary", action="store_true")
+    ap.add_argument("--baseline", action="store_true")
+    ap.add_argument("--kill-rounds", action="store_true")
+    a = ap.parse_args()
+    env = Env(a)
+    langs = a.langs.split()
+    tracer = Tracer(env)
+    tracer.start()
+    started = time.time()
+    raw = {"topology": a.topology, "interval_s": env.d, "rounds": a.rounds,
+           "langs": langs, "soak_s": a.soak, "started": started,
+           "results": [], "baseline": None}
+    try:
+        # The soak and the boundary cases run next to the rounds.
+        side = []
+        side_metas = []
+        if a.soak > 0:
+            for lang in langs:
+                side.append(scenarios.soak_case(lang, a.soak, env.replicas))
+                side_metas.append({"phase": "soak"})
+        if a.boundary:
+            for case in scenarios.boundary_cases(env.d, env.replicas):
+                side.append(case)
+                side_metas.append({"phase": "boundary"})
+        side_results = []
+        side_thread = threading.Thread(
+            target=lambda: side_results.extend(
+                run_cases(env, tracer, side, side_metas)))
+        side_thread.start()
+        for rnd in range(1, a.rounds + 1):
+            log("%s round %d/%d" % (a.topology, rnd, a.rounds))
+            raw["results"] += class_round(env, tracer, rnd, langs,
+                                          a.topology)
+        if a.kill_rounds and a.topology == "cluster":
+            cl = Cluster(env, [int(p) for p in a.pids.split(",")])
+            for which in ("other", "connected"):
+                plugin_node = connected_node(env)
+                if plugin_node is None:
+                    log("cannot find the plugin's node; skipping kill round")
+                    continue
+                if which == "other":
+                    victim = (plugin_node + 1) % len(env.urls)
+                    inj = (plugin_node + 2) % len(env.urls)
+                    inj = plugin_node if inj == victim else inj
+                else:
+                    victim = plugin_node
+                    inj = (plugin_node + 1) % len(env.urls)
+                env.inj_url = env.urls[inj]
+                tracer.conn = None
+                rnd = a.rounds + (1 if which == "other" else 2)
+                label = "cluster, node killed (%s)" % (
+                    "not the plugin's" if which == "other"
+                    else "the plugin's")
+                log("%s: node %d killed mid-round, plugin on node %d" % (
+                    label, victim, plugin_node))
+
+                def do_kill(v=victim):
+                    log("killing node %d" % v)
+                    cl.kill(v)
+                res = class_round(env, tracer, rnd, langs, label,
+                                  tag="K", on_injected=do_kill)
+                for r in res:
+                    r["killed_node"] = victim
+                    r["plugin_node_before"] = plugin_node
+                raw["results"] += res
+                raw.setdefault("kills", []).append(
+                    {"which": which, "victim": victim,
+                     "plugin_node_before": plugin_node,
+                     "plugin_node_after": connected_node(env)})
+                cl.restart(victim)
+                env.inj_url = env.urls[0]
+                tracer.conn = None
+        side_thread.join()
+        raw["results"] += side_results
+        if a.baseline and env.monitor:
+            raw["baseline"] = baseline_phase(env, tracer)
+    finally:
+        tracer.stop = True
+        for p in env.procs:
+            if p.poll() is None:
+                p.terminate()
+                try:
+                    p.wait(5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+    raw["finished"] = time.time()
+    raw["all_notifications"] = len(env.notifications())
+    with open(a.out, "w") as fh:
+        json.dump(raw, fh, indent=1)
+    log("wrote %s (%d results)" % (a.out, len(raw["results"])))
+
+
+if __name__ == "__main__":
+    main()

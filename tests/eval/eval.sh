@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# tests/eval/eval.sh: the evaluation harness behind `make eval`.
+#
+# Injects each delivery-violation class with fresh streams and consumers,
+# written in each language of LANGS, on each topology, measures detection
+# and recovery latency with the built plugin in real collectd, runs the
+# boundary cases, a healthy soak and the server-level baseline, and writes
+# $OUT/$NAME.md, $OUT/$NAME.json and $OUT/$NAME-latency.png.
+#
+# Environment (make variables of the same names):
+#   ROUNDS          rounds per class and language, single node (default 30)
+#   INTERVAL        poll interval in seconds (default 3, the reference's)
+#   LANGS           injector languages among "c go js py" (default all)
+#   TOPOLOGY        single | cluster | both (default single)
+#   CLUSTER_ROUNDS  rounds on the cluster (default ROUNDS / 5, at least 2),
+#                   followed by the two node-kill rounds
+#   SOAK            seconds of the healthy soak (default 300)
+#   BOUNDARY        1 to run the boundary cases (default 1)
+#   BASELINE        1 to run the /varz baseline phase (default 1)
+#   OUT, NAME       output directory and file stem (default results, eval)
+# Exit status 0 when every row has full coverage and there are no false
+# positives (see tests/eval/report.py), 1 otherwise.
+set -u
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+ROUNDS=${ROUNDS:-30}
+INTERVAL=${INTERVAL:-3}
+LANGS=${LANGS:-c go js py}
+TOPOLOGY=${TOPOLOGY:-single}
+CLUSTER_ROUNDS=${CLUSTER_ROUNDS:-$((ROUNDS / 5 > 2 ? ROUNDS / 5 : 2))}
+SOAK=${SOAK:-300}
+BOUNDARY=${BOUNDARY:-1}
+BASELINE=${BASELINE:-1}
+OUT=${OUT:-results}
+NAME=${NAME:-eval}
+export INTERVAL
+
+for lang in $LANGS; do
+  case $lang in
+  go)
+    # The Go injector, built against Debian's nats.go (GOPATH mode).
+    mkdir -p build/eval
+    GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$ROOT/build/eval/gocache" \
+      go build -o build/eval/nl-consume-go \
+      ./tests/eval/injectors/go || exit 1
+    ;;
+  js)
+    # The JavaScript injector's npm packages, from its lock file.
+    if [ ! -d tests/eval/injectors/js/node_modules/nats ]; then
+      (cd tests/eval/injectors/js && npm ci --no-audit --no-fund) || exit 1
+    fi
+    ;;
+  c | py) ;;
+  *)
+    echo "eval: unknown language '$lang' (c go js py)" >&2
+    exit 2
+    ;;
+  esac
+done
+
+mkdir -p "$OUT/tmp"
+raws=()
+flags=()
+[ "$BOUNDARY" = 1 ] && flags+=(--boundary)
+if [ "$TOPOLOGY" = single ] || [ "$TOPOLOGY" = both ]; then
+  echo "== eval: single node, $ROUNDS rounds, interval $INTERVAL s, langs: $LANGS"
+  extra=()
+  [ "$BASELINE" = 1 ] && extra+=(--baseline)
+  tests/eval/run_topology.sh single "$OUT/tmp/$NAME-single.json" \
+    --rounds "$ROUNDS" --langs "$LANGS" --soak "$SOAK" "${flags[@]}" \
+    "${extra[@]}" || exit 1
+  raws+=("$OUT/tmp/$NAME-single.json")
+fi
+if [ "$TOPOLOGY" = cluster ] || [ "$TOPOLOGY" = both ]; then
+  echo "== eval: 3-node cluster, $CLUSTER_ROUNDS rounds + 2 node-kill rounds"
+  csoak=0
+  [ "$TOPOLOGY" = cluster ] && csoak=$SOAK
+  tests/eval/run_topology.sh cluster "$OUT/tmp/$NAME-cluster.json" \
+    --rounds "$CLUSTER_ROUNDS" --langs "$LANGS" --soak "$csoak" \
+    --kill-rounds "${flags[@]}" || exit 1
+  raws+=("$OUT/tmp/$NAME-cluster.json")
+fi
+python3 tests/eval/report.py --out-dir "$OUT" --name "$NAME" "${raws[@]}"

@@ -1,0 +1,303 @@
+"""Evaluation scenarios: how each delivery-violation class is injected, how
+its signal is recognised in the API, and how it is fixed; plus the boundary
+cases and the healthy load. Python standard library only.
+
+A scenario is a list of steps run by tests/eval/eval.py. The consumers that
+cause the faults are the language injectors (one command line, see
+injectors/); stream and consumer setup and publishing use the C tool
+tests/tools/nl-inject. Timings scale with the poll interval D so that each
+fault stays in place long enough for the detector's documented latency
+(docs/detectors.md) at any interval.
+"""
+
+import os
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+NL_INJECT = os.path.join(ROOT, "tests", "tools", "nl-inject")
+
+CLASSES = ["ACK_WAIT_VIOLATION", "SEQUENCE_GAP", "MAX_PENDING_THROTTLE",
+           "NAK_STORM", "MISSING_PROGRESS"]
+SHORT = {"ACK_WAIT_VIOLATION": "AW", "SEQUENCE_GAP": "GAP",
+         "MAX_PENDING_THROTTLE": "MP", "NAK_STORM": "NAK",
+         "MISSING_PROGRESS": "LONG"}
+
+# The published numbers of the research monitor (3 s poll interval, 200
+# rounds per class): detection latency P50 in ms.
+REFERENCE_P50_MS = {"SEQUENCE_GAP": 2003, "MAX_PENDING_THROTTLE": 2006,
+                    "MISSING_PROGRESS": 2010, "NAK_STORM": 6023,
+                    "ACK_WAIT_VIOLATION": 8013}
+
+
+def injector_cmd(lang, url):
+    """Returns the argv prefix that runs the language's consumer; the
+    arguments after it are those of `nl-inject consume`."""
+    if lang == "c":
+        return [NL_INJECT, "--server", url]
+    if lang == "go":
+        return [os.path.join(ROOT, "build", "eval", "nl-consume-go"),
+                "--server", url]
+    if lang == "js":
+        return ["node", os.path.join(ROOT, "tests", "eval", "injectors", "js",
+                                     "nl_consume.js"), "--server", url]
+    if lang == "py":
+        return ["python3", os.path.join(ROOT, "tests", "eval", "injectors",
+                                        "py", "nl_consume.py"),
+                "--server", url]
+    raise ValueError("unknown language %s" % lang)
+
+
+class Step:
+    """One action: `tool` runs nl-inject and waits for it; `bg` starts
+    nl-inject in the background; `consume` starts the language's consumer
+    in the background; `kill` stops the case's background processes;
+    `sleep` waits."""
+
+    def __init__(self, kind, args=None, secs=0.0, name=None):
+        self.kind, self.args, self.secs, self.name = kind, args or [], secs, name
+
+
+def tool(*args):
+    return Step("tool", list(args))
+
+
+def bg(name, *args):
+    return Step("bg", list(args), name=name)
+
+
+def consume(name, *args):
+    return Step("consume", ["consume"] + list(args), name=name)
+
+
+def kill(name=None):
+    return Step("kill", name=name)
+
+
+def sleep(secs):
+    return Step("sleep", secs=secs)
+
+
+class Case:
+    """One scenario instance on its own stream.
+
+    expect: the class that must fire, or None (nothing may fire).
+    signal: name of the API condition that marks the fault as observable
+    (see eval.Tracer.condition), or None.
+    setup / inject / fix: step lists. observe_s: for must-not-fire cases,
+    how long to watch after the injection. reference: the predicate of the
+    research tool this case is about (for the table)."""
+
+    def __init__(self, name, stream, consumer, lang, expect, signal,
+                 setup, inject, fix=None, observe_s=0.0, note="",
+                 min_fire_s=0.0, hold_s=0.0):
+        self.name, self.stream, self.consumer, self.lang = (
+            name, stream, consumer, lang)
+        self.expect, self.signal = expect, signal
+        self.setup, self.inject, self.fix = setup, inject, fix or []
+        self.observe_s, self.note = observe_s, note
+        self.min_fire_s, self.hold_s = min_fire_s, hold_s
+
+
+def stream_args(stream, replicas, *extra):
+    return ["stream-create", stream, "--subjects", stream.lower() + ".>",
+            "--replicas", str(replicas)] + list(extra)
+
+
+def class_case(cls, lang, rnd, d, replicas, tag="E"):
+    """The fault case of class cls for language lang, round rnd, at poll
+    interval d seconds."""
+    stream = "%s%d_%s_%s" % (tag, rnd, SHORT[cls], lang)
+    subj = stream.lower() + ".x"
+    c = "c"
+    st = stream_args(stream, replicas)
+    if cls == "ACK_WAIT_VIOLATION":
+        # Processing takes twice ack_wait on 4 pull workers; ack_wait is 4 s
+        # at the reference interval (3 s), and always longer than one poll
+        # so that two expiry rounds are more than ack_wait + one poll apart.
+        aw = max(2, int(d) + 1)
+        proc = 2 * aw
+        dur = int(12 * proc + 20 * d + 30)
+        return Case("%s/%s/%d" % (cls, lang, rnd), stream, c, lang, cls,
+                    "redelivery",
+                    [tool(*st), tool("consumer-create", stream, c,
+                                     "--ack-wait", str(aw)),
+                     tool("publish", subj, "--count", "200")],
+                    [consume("w", stream, c, "--duration", str(dur),
+                             "--workers", "4", "--process-ms",
+                             str(proc * 1000))],
+                    [tool("consumer-create", stream, c, "--ack-wait",
+                          str(3 * proc))])
+    if cls == "SEQUENCE_GAP":
+        # max_msgs 100; a burst of 300, then 50 msg/s, while the consumer
+        # takes 10/s: the stream evicts messages the consumer never
+        # received, again and again. The fix raises the limit and scales the
+        # consumer.
+        dur = int(40 * d + 60)
+        return Case("%s/%s/%d" % (cls, lang, rnd), stream, c, lang, cls,
+                    "gap",
+                    [tool(*st + ["--max-msgs", "100"]),
+                     tool("consumer-create", stream, c, "--ack-wait", "30")],
+                    [consume("w", stream, c, "--duration", str(dur),
+                             "--workers", "1", "--process-ms", "100"),
+                     tool("publish", subj, "--count", "300"),
+                     bg("pub", "publish", subj, "--count",
+                        str(int(50 * dur)), "--rate", "50")],
+                    [tool(*st + ["--max-msgs", "1000000"]), kill("w"),
+                     consume("fix", stream, c, "--duration", str(dur),
+                             "--workers", "4", "--batch", "10")])
+    if cls == "MAX_PENDING_THROTTLE":
+        # A worker that never acks holds the 5 messages max_ack_pending
+        # allows while 45 wait. The fix replaces it by one that acks.
+        dur = int(40 * d + 60)
+        return Case("%s/%s/%d" % (cls, lang, rnd), stream, c, lang, cls,
+                    "at_cap",
+                    [tool(*st), tool("consumer-create", stream, c,
+                                     "--ack-wait", "3",
+                                     "--max-ack-pending", "5"),
+                     tool("publish", subj, "--count", "50")],
+                    [consume("w", stream, c, "--duration", str(dur),
+                             "--no-ack")],
+                    [kill("w"), consume("fix", stream, c, "--duration",
+                                        str(dur), "--workers", "2")])
+    if cls == "NAK_STORM":
+        # Every 5th message is NAKed again and again (20 NAKs/s); the fix
+        # terminates poison messages instead.
+        dur = int(40 * d + 60)
+        return Case("%s/%s/%d" % (cls, lang, rnd), stream, c, lang, cls,
+                    "redelivery",
+                    [tool(*st), tool("consumer-create", stream, c,
+                                     "--ack-wait", "30"),
+                     tool("publish", subj, "--count", "20")],
+                    [consume("w", stream, c, "--duration", str(dur),
+                             "--process-ms", "50", "--nak-seq-mod", "5")],
+                    [kill("w"), consume("fix", stream, c, "--duration",
+                                        str(dur), "--term-seq-mod", "5")])
+    if cls == "MISSING_PROGRESS":
+        # Every 150th message takes longer than 2 x ack_wait + 2 polls and
+        # sends no in-progress ack, while 24 workers ack the others (30
+        # msg/s). The fix raises ack_wait above the longest task.
+        aw = max(2, int(d))
+        slow = 2 * aw + 2 * int(d) + 2
+        dur = int(30 * d + 60)
+        return Case("%s/%s/%d" % (cls, lang, rnd), stream, c, lang, cls,
+                    "redelivery",
+                    [tool(*st), tool("consumer-create", stream, c,
+                                     "--ack-wait", str(aw))],
+                    [bg("pub", "publish", subj, "--count", str(30 * dur),
+                        "--rate", "30"),
+                     consume("w", stream, c, "--duration", str(dur),
+                             "--workers", "24", "--process-ms", "50",
+                             "--slow-every", "150", "--slow-ms",
+                             str(slow * 1000))],
+                    [tool("consumer-create", stream, c, "--ack-wait",
+                          str(3 * slow))])
+    raise ValueError(cls)
+
+
+def boundary_cases(d, replicas, lang="c", tag="B"):
+    """The boundary cases: where a naive threshold detector (the research
+    tool's predicates) fires but a correct one must not, and where those
+    predicates miss a real fault. Returns a list of Case."""
+    obs = max(30.0, 10 * d)
+    cases = []
+
+    def mk(key, expect, signal, setup, inject, note, fix=None, observe=obs):
+        stream = "%s_%s_%s" % (tag, key, lang)
+        st = stream.lower()
+        setup = [s(stream, st) if callable(s) else s for s in setup]
+        inject = [s(stream, st) if callable(s) else s for s in inject]
+        fix = [s(stream, st) if callable(s) else s for s in (fix or [])]
+        cases.append(Case("boundary/%s/%s" % (key, lang), stream, "c", lang,
+                          expect, signal, setup, inject, fix, observe, note))
+
+    sa = lambda *extra: (lambda s, _: tool(*stream_args(s, replicas, *extra)))
+    cc = lambda *extra: (lambda s, _: tool("consumer-create", s, "c", *extra))
+    pub = lambda sub, n, *extra: (lambda _, st: tool(
+        "publish", st + "." + sub, "--count", str(n), *extra))
+    con = lambda name, *extra: (lambda s, _: consume(name, s, "c", *extra))
+    bgp = lambda name, sub, n, *extra: (lambda _, st: bg(
+        name, "publish", st + "." + sub, "--count", str(n), *extra))
+    dur = str(int(obs + 20))
+
+    mk("AT_CAP_EMPTY", None, None,
+       [sa(), cc("--ack-wait", "300", "--max-ack-pending", "5"),
+        pub("x", 5)],
+       [con("w", "--duration", dur, "--no-ack")],
+       "at max_ack_pending with num_pending = 0: not a stall "
+       "(research: ack-pending ratio >= 1 fires)")
+    mk("ONE_REDELIVERY", None, None,
+       [sa(), cc("--ack-wait", "2"), pub("x", 10)],
+       [con("once", "--duration", "1", "--no-ack", "--max-msgs", "1"),
+        sleep(3.5), con("w", "--duration", dur, "--process-ms", "20")],
+       "one message redelivered once, then acked "
+       "(research: any num_redelivered increase fires)")
+    mk("RATIO_085", None, None,
+       [sa(), cc("--ack-wait", "300", "--max-ack-pending", "20"),
+        pub("x", 40)],
+       [con("w", "--duration", dur, "--no-ack", "--max-msgs", "17")],
+       "17 of max_ack_pending 20 held (ratio 0.85) with messages waiting "
+       "(research: ratio >= 0.8 fires)")
+    mk("HEALTHY", None, None,
+       [sa("--max-msgs", "100000"), cc("--ack-wait", "30")],
+       [bgp("pub", "x", int(20 * (obs + 10)), "--rate", "20"),
+        con("w", "--duration", dur, "--workers", "2", "--process-ms", "20")],
+       "a healthy consumer under steady load")
+    mk("FILTERED_IDLE", None, None,
+       [sa("--max-msgs", "50"),
+        lambda s, st: tool("consumer-create", s, "c", "--ack-wait", "30",
+                           "--filter", st + ".a")],
+       [pub("a", 5), con("w", "--duration", "3"), pub("b", 200)],
+       "idle filtered consumer, first_seq moved past its ack floor by "
+       "other subjects: no loss (research: first_seq > ack_floor + 1 fires)")
+    mk("EVICT_UNREAD", "SEQUENCE_GAP", "gap",
+       [sa("--max-msgs", "50"), cc("--ack-wait", "30")],
+       [pub("x", 200)],
+       "eviction before a never-acking consumer read anything: loss "
+       "(research: ack_floor = 0 is skipped, misses it)",
+       fix=[con("fix", "--duration", "5", "--workers", "2", "--batch", "10"),
+            sa("--max-msgs", "100000")])
+    aw = max(2, int(d) + 1)
+    mk("LATE_ACK_REDELIVERY", "ACK_WAIT_VIOLATION", "redelivery",
+       [sa(), cc("--ack-wait", str(aw)), pub("x", 200)],
+       [con("w", "--duration", str(int(24 * aw + 20 * d + 30)), "--workers",
+            "4", "--process-ms", str(2 * aw * 1000))],
+       "redeliveries acked before the next poll, num_redelivered back at 0 "
+       "(research: num_redelivered delta misses them)",
+       fix=[cc("--ack-wait", str(6 * aw))])
+    mk("BUSY_LONG_ACK_WAIT", None, None,
+       [sa(), cc("--ack-wait", "60", "--max-ack-pending", "10")],
+       [bgp("pub", "x", int(5 * (obs + 10)), "--rate", "5"),
+        con("w", "--duration", dur, "--workers", "9", "--process-ms",
+            "2000")],
+       "busy healthy consumer at ack-pending ratio 0.9, ack_wait 60 s "
+       "(research: ratio >= 0.9 and ack_wait > 30 s fires MISSING_PROGRESS)")
+    mk("LONG_TASKS_WPI", None, None,
+       [sa(), cc("--ack-wait", str(max(2, int(d))))],
+       [bgp("pub", "x", int(30 * (obs + 10)), "--rate", "30"),
+        con("w", "--duration", dur, "--workers", "24", "--process-ms", "50",
+            "--slow-every", "150", "--slow-ms", str(
+                (4 * max(2, int(d)) + 2) * 1000),
+            "--in-progress", "--progress-ms", "500")],
+       "long tasks that send in-progress acks: healthy")
+    return cases
+
+
+def soak_case(lang, secs, replicas, tag="SOAK"):
+    """A healthy consumer under steady load (20 msg/s, 2 workers, 20 ms per
+    message) for secs seconds; consumers run in chunks of at most an hour
+    (the injectors' --duration limit)."""
+    stream = "%s_%s" % (tag, lang)
+    subj = stream.lower() + ".x"
+    inject = []
+    left = int(secs)
+    while left > 0:
+        chunk = min(left, 3600)
+        inject += [bg("pub", "publish", subj, "--count", str(20 * chunk),
+                      "--rate", "20"),
+                   consume("w", stream, "c", "--duration", str(chunk),
+                           "--workers", "2", "--process-ms", "20"),
+                   sleep(chunk), kill()]
+        left -= chunk
+    return Case("soak/%s" % lang, stream, "c", lang, None, None,
+                [tool(*stream_args(stream, replicas, "--max-msgs", "100000")),
+                 tool("consumer-create", stream, "c", "--ack-wait", "30")],
+                inject, observe_s=0, note="healthy soak")

@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# A 3-node JetStream cluster (R3 streams), polled by real collectd with all
+# three seed URLs:
+#   failover  the server the plugin is connected to is killed: cnats moves
+#             to another seed, polling goes on and a MAX_PENDING_THROTTLE
+#             started after the kill is detected;
+#   leader    consumer and stream leaders step down (the leader moves): no
+#             finding clears or fires because of it, polling goes on;
+#   meta      two of three servers down, so no meta leader can be elected
+#             and the API does not answer: every consumer held is counted
+#             unobservable, no finding clears or fires, POLL_FAILED is
+#             reported; when the servers return, polling works again.
+set -u
+. "$(dirname "$0")/../lib.sh"
+nl_begin cluster
+BASE=${NL_PORT_CLUSTER:-14620}
+client() { echo $((BASE + $1 - 1)); }    # 14620..14622
+route() { echo $((BASE + 3 + $1 - 1)); }  # 14623..14625
+http() { echo $((BASE + 6 + $1 - 1)); }   # 14626..14628
+declare -A PID
+
+start_node() {
+  local n=$1
+  cat >"$NL_TMP/n$n.conf" <<EOF
+server_name: n$n
+listen: 127.0.0.1:$(client "$n")
+http: 127.0.0.1:$(http "$n")
+jetstream { store_dir: "$NL_TMP/js-n$n" }
+cluster {
+  name: NL
+  listen: 127.0.0.1:$(route "$n")
+  routes: [
+    nats-route://127.0.0.1:$(route 1)
+    nats-route://127.0.0.1:$(route 2)
+    nats-route://127.0.0.1:$(route 3)
+  ]
+}
+EOF
+  nl_start_server "n$n" "$(client "$n")" -c "$NL_TMP/n$n.conf" || return 1
+  PID[$n]=$NL_SERVER_PID
+}
+kill_node() {
+  kill -9 "${PID[$1]}" 2>/dev/null
+  wait "${PID[$1]}" 2>/dev/null
+}
+for n in 1 2 3; do start_node "$n" || exit 1; done
+
+# inj N ARGS...: nl-inject through node N.
+inj() {
+  local n=$1
+  shift
+  nl_inject "$(client "$n")" --timeout-ms 5000 "$@"
+}
+# The meta leader needs a few seconds after start; retry the first create.
+ok=0
+for _ in $(seq 30); do
+  if inj 1 stream-create MP --subjects 'mp.>' --replicas 3 >/dev/null 2>&1; then
+    ok=1
+    break
+  fi
+  sleep 1
+done
+[ "$ok" = 1 ] || {
+  nl_fail setup/cluster "no JetStream meta leader after 30 s"
+  exit 1
+}
+inj 1 consumer-create MP stuck --ack-wait 30 --max-ack-pending 5 >/dev/null
+inj 1 stream-create OK --subjects 'ok.>' --replicas 3 >/dev/null
+inj 1 consumer-create OK good --ack-wait 30 >/dev/null
+inj 1 publish ok.a --count 100 >/dev/null
+inj 1 consume OK good --duration 2 --workers 2 >/dev/null 2>&1
+
+nl_start_collectd "<Instance \"cl\">
+  URL \"nats://127.0.0.1:$(client 1)\"
+  URL \"nats://127.0.0.1:$(client 2)\"
+  URL \"nats://127.0.0.1:$(client 3)\"
+  Timeout 2
+</Instance>" 1 || exit 1
+
+# connected_node: the node holding the plugin's connection, or nothing.
+connected_node() {
+  local n
+  for n in 1 2 3; do
+    curl -s --max-time 2 "http://127.0.0.1:$(http "$n")/connz" 2>/dev/null |
+      grep -q '"name": "nats-lens collectd"' && {
+      echo "$n"
+      return 0
+    }
+  done
+  return 1
+}
+wait_for() {
+  local secs=$1 i
+  shift
+  for ((i = 0; i < secs * 2; i++)); do
+    "$@" && return 0
+    sleep 0.5
+  done
+  return 1
+}
+# csv_rows PI TYPE TI AWK_CONDITION
+csv_rows() {
+  local f
+  f=$(nl_csv_file "$1" "$2" "$3")
+  [ -n "$f" ] && awk -F, "NR > 1 && ($4) { n++ } END { print n + 0 }" "$f" ||
+    echo 0
+}
+streams_seen_since() { [ "$(csv_rows cl count streams "\$1 >= $1 && \$2 + 0 == 2")" -gt 0 ]; }
+
+wait_for 10 streams_seen_since 0 || nl_fail setup/polling "no stream count 2"
+C=$(connected_node)
+if [ -z "$C" ]; then
+  nl_fail failover/connected "plugin connection not found on any node"
+  exit 1
+fi
+# --- failover --------------------------------------------------------------
+KILL_AT=$(date +%s)
+kill_node "$C"
+O=$((C % 3 + 1)) # a surviving node for the injector
+if wait_for 15 streams_seen_since $((KILL_AT + 1)); then
+  NEW=$(connected_node)
+  nl_pass failover/polling-resumes "node n$C killed; now on n${NEW:-?}"
+else
+  nl_fail failover/polling-resumes "no complete poll after n$C was killed"
+fi
+inj "$O" publish mp.a --count 30 >/dev/null
+inj "$O" consume MP stuck --duration 60 --no-ack >"$NL_TMP/stuck.out" 2>&1 &
+NL_PIDS+=($!)
+if line=$(nl_wait_notification 20 "type_instance = MAX_PENDING_THROTTLE" \
+  "severity = WARNING" "MP/stuck"); then
+  nl_pass failover/detection "${line#*message = }"
+else
+  nl_fail failover/detection "no MAX_PENDING_THROTTLE after the failover"
+fi
+start_node "$C" || exit 1
+sleep 3
+
+# --- leader moves ----------------------------------------------------------
+before=$(nl_notifications | wc -l)
+LEAD_AT=$(date +%s)
+for i in 1 2; do
+  inj "$O" request '$JS.API.CONSUMER.LEADER.STEPDOWN.MP.stuck' '' \
+    >"$NL_TMP/stepdown-c$i.out" 2>&1
+  inj "$O" request '$JS.API.STREAM.LEADER.STEPDOWN.OK' '' \
+    >"$NL_TMP/stepdown-s$i.out" 2>&1
+  sleep 3
+done
+if grep -q '"success":true' "$NL_TMP/stepdown-c1.out"; then
+  nl_pass leader/moved "consumer and stream leaders stepped down twice"
+else
+  nl_fail leader/moved "$(head -c 300 "$NL_TMP/stepdown-c1.out")"
+fi
+sleep 2
+after=$(nl_notifications | tail -n +$((before + 1)))
+if [ -z "$after" ]; then
+  nl_pass leader/no-change "no notification across the leader moves"
+else
+  nl_fail leader/no-change "$after"
+fi
+if wait_for 5 streams_seen_since $((LEAD_AT + 7)); then
+  nl_pass leader/polling "polls complete after the moves"
+else
+  nl_fail leader/polling "no complete poll after the leader moves"
+fi
+
+# --- meta leader lost ------------------------------------------------------
+C=$(connected_node)
+[ -n "$C" ] || C=1
+before=$(nl_notifications | wc -l)
+META_AT=$(date +%s)
+for n in 1 2 3; do [ "$n" = "$C" ] || kill_node "$n"; done
+if line=$(nl_wait_notification 20 "severity = FAILURE" "type_instance = poll"); then
+  nl_pass meta/poll-failed "${line#*message = }"
+else
+  nl_fail meta/poll-failed "no POLL_FAILED while the cluster had no quorum"
+fi
+sleep 4
+unobs=$(csv_rows cl count unobservable "\$1 > $META_AT + 2 && \$2 + 0 >= 2")
+healthy=$(csv_rows cl count consumers "\$1 > $META_AT + 5 && \$2 + 0 > 0")
+if [ "$unobs" -gt 0 ] && [ "$healthy" -eq 0 ]; then
+  nl_pass meta/unobservable "consumers counted unobservable in $unobs polls, none observed"
+else
+  nl_fail meta/unobservable "unobservable rows $unobs, observed rows $healthy"
+fi
+for n in 1 2 3; do [ "$n" = "$C" ] || start_node "$n" || exit 1; done
+if line=$(nl_wait_notification 40 "severity = OKAY" "type_instance = poll"); then
+  nl_pass meta/recovered "${line#*message = }"
+else
+  nl_fail meta/recovered "no POLL_FAILED OKAY after the servers returned"
+fi
+sleep 2
+changes=$(nl_notifications | tail -n +$((before + 1)) | grep -v 'type_instance = poll')
+if [ -z "$changes" ]; then
+  nl_pass meta/no-finding-change "no finding fired or cleared while unobservable"
+else
+  nl_fail meta/no-finding-change "$changes"
+fi
+good=$(nl_notifications "OK/good")
+if [ -z "$good" ]; then
+  nl_pass healthy/no-notification "OK/good raised nothing through every fault"
+else
+  nl_fail healthy/no-notification "$good"
+fi
+nl_check collectd/alive kill -0 "$NL_COLLECTD_PID"
+nl_end

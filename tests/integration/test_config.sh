@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Configuration errors: real collectd loads the built plugin with one bad
+# <Instance> block at a time. Each must give an error line that names the
+# instance and the option (or a warning, for an unknown option), collectd
+# must refuse the configuration (or, for a warning, run on) and never crash,
+# and no secret from the configuration may appear in the output.
+set -u
+. "$(dirname "$0")/../lib.sh"
+nl_begin config
+D=$NL_TMP/cfg
+mkdir -p "$D/plugins"
+cp /usr/lib/collectd/logfile.so "$NL_PLUGIN" "$D/plugins/"
+URL='URL "nats://127.0.0.1:14699"' # nothing listens; nothing connects here
+echo "not a seed" >"$D/garbage.nk"
+echo "not a certificate" >"$D/garbage.pem"
+cp "$D/garbage.pem" "$D/cert.pem"
+SECRET="s3cret-$RANDOM"
+
+# run_conf NAME PLUGIN-BLOCK-BODY: runs collectd for at most 4 s on it.
+# Sets OUT (its output) and RC (exit status; 124 when it ran until stopped).
+run_conf() {
+  cat >"$D/$1.conf" <<EOF
+PluginDir "$D/plugins"
+BaseDir "$D"
+TypesDB "/usr/share/collectd/types.db" "$NL_TYPES"
+LoadPlugin logfile
+<Plugin logfile>
+  LogLevel info
+  File stderr
+</Plugin>
+LoadPlugin nats_lens
+<Plugin nats_lens>
+$2
+</Plugin>
+EOF
+  OUT=$(timeout -s TERM 4 ${NL_COLLECTD_WRAPPER:-} collectd -f \
+    -C "$D/$1.conf" 2>&1)
+  RC=$?
+  echo "$OUT" >"$NL_TMP/$1.out"
+}
+
+# expect NAME BLOCK PATTERN...: collectd refuses the configuration with a
+# line matching every pattern (fixed strings).
+expect() {
+  local name=$1 block=$2 line
+  shift 2
+  run_conf "$name" "$block"
+  line=$(echo "$OUT" | grep 'nats_lens plugin' | nl_grep_all "$@" | head -n 1)
+  if [ -z "$line" ]; then
+    nl_fail "$name" "no line with: $*; got: $(echo "$OUT" | grep -m2 nats_lens)"
+  elif [ "$RC" -eq 0 ] || [ "$RC" -eq 124 ] || [ "$RC" -gt 128 ]; then
+    nl_fail "$name" "collectd exit status $RC (expected a refused configuration)"
+  elif echo "$OUT" | grep -qF "$SECRET"; then
+    nl_fail "$name" "a secret was logged"
+  else
+    nl_pass "$name" "${line#*] }"
+  fi
+}
+inst() { printf '<Instance "%s">\n%s\n</Instance>' "$1" "$2"; }
+
+expect no-url "$(inst a 'Timeout 1')" 'Instance "a"' 'option URL is missing'
+expect bad-url "$(inst b 'URL "http://127.0.0.1:4222"')" 'Instance "b"' \
+  'option URL "http://127.0.0.1:4222" is not a NATS URL'
+expect url-number "$(inst c 'URL 4222')" 'Instance "c"' 'option "URL"'
+expect timeout-negative "$(inst d "$URL
+Timeout -3")" 'Instance "d"' 'option Timeout needs a number greater than 0'
+expect timeout-huge "$(inst e "$URL
+Timeout 1e9")" 'Instance "e"' 'option Timeout' 'at most 600'
+expect timeout-text "$(inst f "$URL
+Timeout \"fast\"")" 'Instance "f"' 'Timeout'
+expect interval-negative "$(inst g "$URL
+Interval -1")" 'Instance "g"' 'option "Interval" is invalid'
+expect factor-huge "$(inst h "$URL
+MissingProgressFactor 1000")" 'Instance "h"' 'option MissingProgressFactor'
+expect threshold-zero "$(inst i "$URL
+AckWaitMinIntervals 0")" 'Instance "i"' 'option AckWaitMinIntervals'
+expect password-alone "$(inst j "$URL
+Password \"$SECRET\"")" 'Instance "j"' 'option Password needs option User'
+expect user-and-token "$(inst k "$URL
+User \"u\"
+Password \"$SECRET\"
+Token \"$SECRET\"")" 'Instance "k"' 'options User and Token exclude each other'
+expect creds-and-nkey "$(inst l "$URL
+Credentials \"$D/garbage.nk\"
+NKeySeed \"$D/garbage.nk\"")" 'Instance "l"' \
+  'options Credentials and NKeySeed exclude each other'
+expect creds-missing "$(inst m "$URL
+Credentials \"$D/none.creds\"")" 'Instance "m"' \
+  "option Credentials: cannot read \"$D/none.creds\""
+expect nkey-missing "$(inst n "$URL
+NKeySeed \"$D/none.nk\"")" 'Instance "n"' 'option NKeySeed: cannot read'
+expect nkey-garbage "$(inst o "$URL
+NKeySeed \"$D/garbage.nk\"")" 'Instance "o"' 'NKeySeed: no user seed'
+expect tlsca-missing "$(inst p "$URL
+TLSCA \"$D/none.pem\"")" 'Instance "p"' 'option TLSCA: cannot read'
+expect tlsca-garbage "$(inst q "$URL
+TLSCA \"$D/garbage.pem\"")" 'Instance "q"' 'TLSCA:'
+expect tlscert-alone "$(inst r "$URL
+TLSCert \"$D/cert.pem\"")" 'Instance "r"' 'options TLSCert and TLSKey go together'
+expect inbox-wildcard "$(inst s "$URL
+InboxPrefix \"_INBOX.*\"")" 'Instance "s"' 'InboxPrefix'
+expect name-slash "$(inst 'x/y' "$URL")" 'Instance "x/y"' \
+  'the name must be 1 to 63 characters'
+expect no-name "<Instance>
+$URL
+</Instance>" 'an Instance block needs exactly one name'
+expect duplicate "$(inst dup "$URL")
+$(inst dup "$URL")" 'nats_lens/dup' 'already registered'
+
+# An unknown option is a warning naming it and the instance; collectd runs.
+run_conf unknown "$(inst u "$URL
+Frobnicate 1")"
+line=$(echo "$OUT" | grep 'Instance "u": unknown option "Frobnicate" ignored')
+if [ -n "$line" ] && [ "$RC" -eq 124 ]; then
+  nl_pass unknown-option "${line#*] }; collectd kept running"
+else
+  nl_fail unknown-option "status $RC; $(echo "$OUT" | grep -m2 nats_lens)"
+fi
+# An option outside any Instance block.
+run_conf outside "$URL"
+if echo "$OUT" | grep -q 'unknown option "URL" ignored (options go inside'; then
+  nl_pass outside-instance "warned: options go inside an <Instance> block"
+else
+  nl_fail outside-instance "$(echo "$OUT" | grep -m2 nats_lens)"
+fi
+nl_end

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# A short run of the evaluation harness (tests/eval/eval.sh, `make eval`):
+# 2 rounds of each class per language (C and Python injectors), single
+# node, 1 s polls, the boundary cases, a 60 s healthy soak and the
+# server-level baseline. Passes only with 100% coverage on every row, every
+# must-fire boundary case detected, no false positive, the report files
+# written, and the /varz baseline showing no class. About 4 minutes.
+set -u
+. "$(dirname "$0")/../lib.sh"
+nl_begin eval_short
+OUT="$NL_TMP/results"
+(
+  cd "$NL_ROOT" &&
+    ROUNDS=${NL_EVAL_SHORT_ROUNDS:-2} INTERVAL=1 LANGS="c py" \
+      TOPOLOGY=single SOAK=60 OUT="$OUT" NL_EVAL_PORT=14850 \
+      timeout 600 tests/eval/eval.sh
+) >"$NL_TMP/eval.out" 2>&1
+rc=$?
+tail -n 3 "$NL_TMP/eval.out" | sed 's/^/# /'
+nl_check report/written test -s "$OUT/eval.md" -a -s "$OUT/eval.json"
+nl_check report/plot test -s "$OUT/eval-latency.png"
+if [ ! -s "$OUT/eval.json" ]; then
+  nl_fail harness "exit status $rc: $(tail -n 5 "$NL_TMP/eval.out")"
+  nl_end
+  exit
+fi
+# One PASS/FAIL line per class row, boundary case and soak, read from the
+# machine-readable results.
+python3 - "$OUT/eval.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+def line(ok, name, detail):
+    print("%s eval_short/%s%s" % ("PASS" if ok else "FAIL", name,
+          (" (%s)" % detail) if ok else ": " + detail))
+for row in r["rows"]:
+    name = "%s/%s" % (row["cls"].lower(), row["lang"])
+    p50 = row["latency_from_injection_ms"]["50"]
+    ok = row["coverage"] == 1.0 and row["other_class_notifications"] == 0 \
+        and row["resolved"] == row["fixed"] == row["rounds"]
+    line(ok, name, "%d/%d detected, P50 %s ms, %d/%d resolved, %d other" % (
+        row["detected"], row["rounds"], "-" if p50 is None else "%.0f" % p50,
+        row["resolved"], row["fixed"], row["other_class_notifications"]))
+for b in r["boundary"]:
+    fired = [c for _, c in b.get("notifications", [])]
+    name = "boundary/" + b["case"].split("/")[1].lower()
+    if b["expect"]:
+        line(bool(b.get("detected")) and not b.get("unexpected"), name,
+             "fired %s" % ", ".join(fired) if fired else "missed")
+    else:
+        line(not fired, name, "silent" if not fired else
+             "false positive: " + ", ".join(fired))
+for s in r["soak"]:
+    n = len(s.get("notifications", []))
+    line(n == 0, "soak/" + s["lang"], "%d notifications" % n)
+base = r.get("baseline") or {}
+classes = [k for k in base if not k.startswith("_")]
+hidden = [k for k in classes if not base[k]["alerting_fields"]]
+line(len(classes) == 5 and len(hidden) == 5, "baseline/varz",
+     "/varz and /jsz reveal none of the %d classes" % len(classes)
+     if len(hidden) == 5 else "revealed: %s" % (set(classes) - set(hidden)))
+PY
+nl_end

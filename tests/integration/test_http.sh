@@ -1,0 +1,325 @@
+#!/usr/bin/env bash
+# The REST API and dashboard of real collectd loading the built plugin
+# (Listen "127.0.0.1" "PORT"), over a real nats-server with one injected
+# MAX_PENDING_THROTTLE and consumers with awkward names.
+#
+# curl: every endpoint, status codes, content types, JSON validity, URL
+# encoded names (%, #, ?, UTF-8, a NUL), 404, 400 and 405. Responsiveness:
+# 200 requests from 20 clients while polls run must all succeed and must
+# not slow the polls; with nats-server stopped (SIGSTOP) a poll hangs for
+# its whole timeout (4 s), and requests made meanwhile must still be
+# answered at once. Headless Chromium loads the page, runs its script, and the dumped
+# DOM must hold the violation card with the class, the fix command and the
+# copy button, the history charts, and the awkward names as text; a
+# screenshot is taken too (kept with NL_KEEP_TMP=1). Bad Listen and prefix
+# options give clear errors.
+set -u
+. "$(dirname "$0")/../lib.sh"
+nl_begin http
+PORT=${NL_PORT_HTTP_NATS:-14410}
+HTTP=${NL_PORT_HTTP:-19400}
+TIMEOUT=4 # seconds a poll waits for a reply (a hung poll lasts this long)
+BASE="http://127.0.0.1:$HTTP"
+nl_start_nats "$PORT" || exit 1
+inj() { nl_inject "$PORT" "$@"; }
+
+# MAX_PENDING_THROTTLE: a worker that never acks holds the 5 allowed
+# (ack_wait 60 s: no redelivery during the test).
+inj stream-create MP --subjects 'mp.>' >/dev/null
+inj consumer-create MP stuck --ack-wait 60 --max-ack-pending 5 >/dev/null
+inj publish mp.a --count 50 >/dev/null
+inj consume MP stuck --duration 60 --no-ack >"$NL_TMP/mp.out" 2>&1 &
+NL_PIDS+=($!)
+# Awkward names: URL-reserved characters, UTF-8 and markup.
+ODD_STREAM='odd%2F#x'
+ODD_CONSUMER='c?&=1'
+UTF_CONSUMER='café'
+TAG_CONSUMER='x<b&amp;'
+inj stream-create "$ODD_STREAM" --subjects 'odd.>' >/dev/null
+inj consumer-create "$ODD_STREAM" "$ODD_CONSUMER" >/dev/null
+inj consumer-create "$ODD_STREAM" "$UTF_CONSUMER" >/dev/null
+inj consumer-create "$ODD_STREAM" "$TAG_CONSUMER" >/dev/null
+
+nl_start_collectd "<Instance \"web\">
+  URL \"nats://127.0.0.1:$PORT\"
+  Timeout $TIMEOUT
+  Listen \"127.0.0.1\" \"$HTTP\"
+</Instance>" 1 || exit 1
+nl_wait_notification 20 "type_instance = MAX_PENDING_THROTTLE" "MP/stuck" \
+  >/dev/null || nl_fail setup/violation "MAX_PENDING_THROTTLE not detected"
+sleep 2 # a few polls in the history rings
+
+# fetch NAME METHOD PATH: saves headers and body as $NL_TMP/NAME.{h,b};
+# prints the status code.
+fetch() {
+  curl -s -o "$NL_TMP/$1.b" -D "$NL_TMP/$1.h" -X "$2" --max-time 5 \
+    -w '%{http_code}' "$BASE$3"
+}
+ctype() { grep -i '^content-type:' "$NL_TMP/$1.h" | tr -d '\r' | cut -d' ' -f2-; }
+json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$NL_TMP/$1.b"; }
+
+# expect NAME METHOD PATH STATUS CONTENT_TYPE [PYTHON_CHECK]: one request
+# and its checks; PYTHON_CHECK is an expression over the parsed body d.
+expect() {
+  local name=$1 code type
+  code=$(fetch "$1" "$2" "$3")
+  type=$(ctype "$1")
+  if [ "$code" != "$4" ]; then
+    nl_fail "$name" "$2 $3: status $code, expected $4"
+  elif [ "$type" != "$5" ]; then
+    nl_fail "$name" "$2 $3: content type '$type', expected '$5'"
+  elif [ "$5" = application/json ] && ! json_ok "$1"; then
+    nl_fail "$name" "$2 $3: body is not JSON"
+  elif [ -n "${6:-}" ] && ! python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if eval("(" + sys.argv[2] + ")") else 1)' "$NL_TMP/$1.b" "$6" 2>"$NL_TMP/$1.err"; then
+    nl_fail "$name" "$2 $3: check failed: $6 $(head -c 300 "$NL_TMP/$1.b")"
+  else
+    nl_pass "$name" "$2 $3 -> $code"
+  fi
+}
+J=application/json
+H='text/html; charset=utf-8'
+
+expect healthz GET /healthz 200 $J \
+  'd["status"] == "ok" and d["instance"] == "web" and d["polls"] >= 1'
+expect violations GET /api/violations 200 $J '
+any(v["type"] == "MAX_PENDING_THROTTLE" and v["stream_name"] == "MP"
+    and v["consumer_name"] == "stuck" and v["state"] == "firing"
+    and v["violation"]["fix_command"].startswith("nats consumer edit MP stuck")
+    and v["violation"]["max_ack_pending"] == 5 for v in d["violations"])
+and d["count"] == len(d["violations"])'
+expect streams GET /api/streams 200 $J '
+{s["name"]: s for s in d["streams"]}["MP"]["health"] == "warning"
+and [c["active"] for c in {s["name"]: s for s in d["streams"]}["MP"]["consumers"]
+     if c["name"] == "stuck"] == [["MAX_PENDING_THROTTLE"]]
+and sorted(c["name"] for c in {s["name"]: s for s in d["streams"]}["odd%2F#x"]["consumers"])
+    == sorted(["c?&=1", "café", "x<b&amp;"])
+and d["polled_at"] is not None'
+expect history GET /api/history/MP/stuck 200 $J \
+  'd["stream_name"] == "MP" and d["consumer_name"] == "stuck" and len(d["samples"]) >= 2 and d["active"] == ["MAX_PENDING_THROTTLE"] and all(a["t_ms"] < b["t_ms"] for a, b in zip(d["samples"], d["samples"][1:]))'
+# Names percent-encoded: '%' '#' '?' '&' '=' and UTF-8 must reach the
+# lookup decoded, exactly once.
+expect history-encoded GET '/api/history/odd%252F%23x/c%3F%26%3D1' 200 $J \
+  'd["stream_name"] == "odd%2F#x" and d["consumer_name"] == "c?&=1"'
+expect history-utf8 GET '/api/history/odd%252F%23x/caf%C3%A9' 200 $J \
+  'd["consumer_name"] == "café"'
+expect history-markup GET '/api/history/odd%252F%23x/x%3Cb%26amp%3B' 200 $J \
+  'd["consumer_name"] == "x<b&amp;"'
+# Decoding once only: "odd%2F#x" sent as-is is the name "odd/#x"... which
+# does not exist.
+expect history-no-double-decode GET '/api/history/odd%2F%23x/c%3F%26%3D1' 404 $J \
+  '"error" in d'
+expect unknown-consumer GET /api/history/MP/nope 404 $J '"error" in d'
+expect unknown-stream GET /api/history/NOPE/stuck 404 $J '"error" in d'
+expect history-one-name GET /api/history/MP 404 $J '"error" in d'
+expect history-extra GET /api/history/MP/stuck/x 404 $J '"error" in d'
+expect unknown-path GET /nope 404 $J '"error" in d'
+expect nul-in-name GET '/api/history/MP/st%00uck' 400 $J '"error" in d'
+expect bad-escape GET '/api/history/MP/%zz' 400 $J '"error" in d'
+expect long-name GET "/api/history/MP/$(head -c 3000 /dev/zero | tr '\0' a)" 400 $J \
+  '"error" in d'
+expect post POST /api/streams 405 $J '"error" in d'
+expect delete DELETE /api/violations 405 $J '"error" in d'
+if grep -qi '^allow: GET, HEAD' "$NL_TMP/delete.h"; then
+  nl_pass allow-header
+else
+  nl_fail allow-header "$(cat "$NL_TMP/delete.h")"
+fi
+expect page GET / 200 "$H"
+# The page is self-contained: no external URL (the SVG namespace is a name,
+# not a fetch), no src/href, a content security policy that forbids others.
+page=$NL_TMP/page.b
+ext=$(grep -oE '(https?:)?//[A-Za-z0-9.-]+' "$page" | grep -v '^http://www.w3.org$' |
+  grep -v '^//' || true)
+if [ -z "$ext" ] && ! grep -qiE '<(script|link|img|iframe)[^>]*(src|href)=' "$page" &&
+  grep -qi "^content-security-policy: default-src 'none'" "$NL_TMP/page.h"; then
+  nl_pass page/self-contained "$(wc -c <"$page") bytes"
+else
+  nl_fail page/self-contained "external: $ext"
+fi
+code=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' -I "$BASE/")
+nl_check head [ "$code" = "200 0" ]
+
+# Responsiveness while polls run: 20 clients x 10 requests.
+T0=$(date +%s.%N)
+for ((c = 0; c < 20; c++)); do
+  (
+    for ((i = 0; i < 10; i++)); do
+      for p in /api/history/MP/stuck /api/streams; do
+        curl -s -o /dev/null --max-time 5 -w '%{http_code} %{time_total}\n' \
+          "$BASE$p"
+      done
+    done
+  ) >"$NL_TMP/load-$c.txt" &
+  NL_PIDS+=($!)
+done
+sleep 0.5
+for ((i = 0; i < 300; i++)); do
+  [ "$(cat "$NL_TMP"/load-*.txt | wc -l)" -ge 400 ] && break
+  sleep 0.1
+done
+T1=$(date +%s.%N)
+sleep 1.5 # the poll after the burst is in the CSV too
+read -r ok total slow < <(cat "$NL_TMP"/load-*.txt |
+  awk '{ n++; if ($1 == 200) ok++; if ($2 > m) m = $2 } END { print ok + 0, n + 0, m + 0 }')
+polls=$(awk -F, -v a="$T0" -v b="$T1" 'NR > 1 && $1 >= a - 1 && $1 <= b + 1 {
+  n++; if ($2 > m) m = $2 } END { printf "%d %.3f", n, m }' \
+  "$(nl_csv_file web duration poll)")
+if [ "$ok" -eq 400 ] && [ "$total" -eq 400 ]; then
+  nl_pass load/all-answered "$ok of 400, slowest $slow s"
+else
+  nl_fail load/all-answered "$ok of $total answered 200 (400 sent)"
+fi
+set -- $polls
+if [ "$1" -ge 1 ] && awk -v m="$2" 'BEGIN { exit !(m < 0.5) }'; then
+  nl_pass load/polls-not-slowed "$1 polls during the load, longest $2 s"
+else
+  nl_fail load/polls-not-slowed "$1 polls, longest $2 s"
+fi
+
+# A poll that hangs: nats-server stopped, the poll waits for its timeout;
+# requests made meanwhile are answered at once.
+kill -STOP "$NL_NATS_PID"
+sleep 1.3
+slowest=0
+failed=0
+R0=$(date +%s.%N)
+for ((i = 0; i < 10; i++)); do
+  for p in /healthz /api/violations /api/streams /api/history/MP/stuck /; do
+    r=$(curl -s -o /dev/null --max-time 3 -w '%{http_code} %{time_total}' "$BASE$p")
+    case $r in 200* | 503*) ;; *) failed=$((failed + 1)) ;; esac
+    slowest=$(awk -v a="$slowest" -v b="${r#* }" 'BEGIN { print (b > a ? b : a) }')
+  done
+done
+R1=$(date +%s.%N)
+# The poll fails at its timeout: /healthz says so (nats-server still
+# stopped), with the start time of the poll that hung.
+hung=0
+for ((i = 0; i < TIMEOUT * 5 + 10; i++)); do
+  hung=$(fetch hung GET /healthz)
+  [ "$hung" = 503 ] && break
+  sleep 0.2
+done
+kill -CONT "$NL_NATS_PID"
+if [ "$failed" -eq 0 ] && awk -v m="$slowest" 'BEGIN { exit !(m < 0.5) }'; then
+  nl_pass hung-poll/answered "50 requests, slowest $slowest s"
+else
+  nl_fail hung-poll/answered "$failed failed, slowest $slowest s"
+fi
+# The requests fell within the hung poll: from its start to its timeout.
+if [ "$hung" = 503 ] && python3 -c '
+import datetime, json, sys
+d = json.load(open(sys.argv[1]))
+start = datetime.datetime.strptime(d["last_poll_at"], "%Y-%m-%dT%H:%M:%S.%fZ")
+start = start.replace(tzinfo=datetime.timezone.utc).timestamp()
+r0, r1 = float(sys.argv[2]), float(sys.argv[3])
+ok = d["status"] == "failing" and d["last_error"] and start <= r0 and r1 <= start + float(sys.argv[4])
+print("# poll started %.3f, requests %.3f..%.3f" % (start, r0, r1))
+sys.exit(0 if ok else 1)' "$NL_TMP/hung.b" "$R0" "$R1" "$TIMEOUT"; then
+  nl_pass hung-poll/during-the-poll "$(head -c 160 "$NL_TMP/hung.b")"
+else
+  nl_fail hung-poll/during-the-poll "status $hung: $(head -c 300 "$NL_TMP/hung.b")"
+fi
+recovered=no
+for ((i = 0; i < 50; i++)); do
+  [ "$(fetch back GET /healthz)" = 200 ] && recovered=yes && break
+  sleep 0.2
+done
+nl_check hung-poll/recovers [ "$recovered" = yes ]
+nl_wait_notification 10 "type_instance = MAX_PENDING_THROTTLE" "MP/stuck" \
+  >/dev/null
+
+# Headless Chromium: the page runs its script against the live API.
+chromium_run() {
+  timeout 90 chromium --headless --no-sandbox --disable-gpu \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --no-first-run --user-data-dir="$(mktemp -d "$NL_TMP/chromium.XXXXXX")" \
+    --virtual-time-budget=5000 "$@" 2>>"$NL_TMP/chromium.err"
+}
+if ! command -v chromium >/dev/null; then
+  nl_fail dashboard/chromium "chromium is not installed (.ci/install-deps.sh)"
+else
+  chromium_run --dump-dom "$BASE/" >"$NL_TMP/dom.html"
+  python3 - "$NL_TMP/dom.html" <<'EOF'
+import re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+def check(name, ok, detail=""):
+    print("%s http/dashboard/%s%s" % ("PASS" if ok else "FAIL", name,
+          (" (%s)" % detail if ok else ": " + detail) if detail or not ok else ""))
+    return ok
+card = re.search(r'<article class="card warning" data-class="MAX_PENDING_THROTTLE"'
+                 r' data-stream="MP" data-consumer="stuck">(.*?)</article>', dom, re.S)
+check("card", card is not None, "%d bytes of DOM" % len(dom))
+body = card.group(1) if card else ""
+check("card-class-name",
+      '<span class="class-name">MAX_PENDING_THROTTLE</span>' in body)
+check("card-description", re.search(r'<p class="description">[^<]*max_ack_pending'
+                                    r'[^<]*</p>', body) is not None)
+check("card-fix-command", re.search(r'<code class="fix-command">nats consumer edit MP'
+                                    r' stuck --max-pending \d+</code>', body) is not None)
+check("card-copy-button", '<button class="copy" type="button"' in body)
+check("stream-blocks", 'data-stream="MP"' in dom and
+      'data-stream="odd%2F#x"' in dom)
+check("health-badge", re.search(r'<tr data-consumer="stuck">.*?<span class="badge '
+                                r'warning">warning</span>', dom, re.S) is not None)
+check("history-charts", dom.count('<svg class="chart"') >= 4 and '<polyline' in dom,
+      "%d charts" % dom.count('<svg class="chart"'))
+check("names-as-text", "x&lt;b&amp;amp;" in dom and "café" in dom and
+      'data-consumer="x&lt;b&amp;amp;"' in dom)
+check("status", re.search(r'<span class="badge ok" id="status">polling</span>', dom)
+      is not None)
+EOF
+  chromium_run --screenshot="$NL_TMP/dashboard.png" --window-size=1280,900 \
+    "$BASE/" >/dev/null
+  size=$(stat -c %s "$NL_TMP/dashboard.png" 2>/dev/null || echo 0)
+  if [ "$size" -gt 20000 ]; then
+    nl_pass dashboard/screenshot "$size bytes, $NL_TMP/dashboard.png"
+  else
+    nl_fail dashboard/screenshot "no screenshot ($size bytes)"
+  fi
+fi
+
+# Bad options: a second collectd with each mistake; clear errors, no crash.
+MAIN_TMP=$NL_TMP
+MAIN_COLLECTD=$NL_COLLECTD_PID
+NL_TMP=$MAIN_TMP/bad
+mkdir -p "$NL_TMP"
+nl_start_collectd "<Instance \"badport\">
+  URL \"nats://127.0.0.1:$PORT\"
+  Listen \"127.0.0.1\" \"70000\"
+</Instance>
+<Instance \"inuse\">
+  URL \"nats://127.0.0.1:$PORT\"
+  Listen \"127.0.0.1\" \"$HTTP\"
+</Instance>
+<Instance \"oneword\">
+  URL \"nats://127.0.0.1:$PORT\"
+  Listen \"127.0.0.1\"
+</Instance>
+<Instance \"prefix\">
+  URL \"nats://127.0.0.1:$PORT\"
+  HealthSubjectPrefix \"nats.*.health\"
+</Instance>
+<Instance \"interval\">
+  URL \"nats://127.0.0.1:$PORT\"
+  SummaryInterval -1
+</Instance>" 1 >/dev/null 2>&1
+sleep 1
+bad_option() {
+  if grep -qF "$2" "$NL_TMP/collectd.log"; then
+    nl_pass "bad-option/$1" "$2"
+  else
+    nl_fail "bad-option/$1" "no log line '$2'"
+  fi
+}
+bad_option port 'Instance "badport": Listen: port "70000" is not a number from 1 to 65535'
+bad_option in-use "Instance \"inuse\": Listen: cannot listen on 127.0.0.1 port $HTTP: Address already in use"
+bad_option one-value 'Instance "oneword": option Listen needs an address and a port'
+bad_option prefix 'Instance "prefix": HealthSubjectPrefix "nats.*.health" is not a subject prefix'
+bad_option summary-interval 'Instance "interval": option SummaryInterval needs a number of seconds'
+NL_TMP=$MAIN_TMP
+nl_check collectd/alive kill -0 "$MAIN_COLLECTD"
+nl_check collectd/still-serving [ "$(fetch final GET /healthz)" = 200 ]
+nl_end
