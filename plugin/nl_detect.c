@@ -80,6 +80,8 @@ static bool detect_nak_storm(const nl_consumer_state *st,
                              const nl_consumer_snap *c,
                              const nl_detect_params *p, nl_finding *f) {
   unsigned n = p->nak_storm_intervals ? p->nak_storm_intervals : 1;
+  if (n > NL_HISTORY_LEN - 1)
+    n = NL_HISTORY_LEN - 1;
   if (c->ack_policy == NL_ACK_NONE || st->count < n + 1)
     return false;
   uint64_t sum = 0;
@@ -165,9 +167,9 @@ static void collect_expiry_rounds(const nl_consumer_state *st, int64_t now_ns,
     else if (later - e->t_ns > r->max_gap_ns)
       r->max_gap_ns = later - e->t_ns;
     later = e->t_ns;
-    r->intervals++;
+    r->intervals += e->intervals;
     r->redeliveries += e->redeliveries;
-    r->span_ns = r->newest_ns - e->t_ns;
+    r->span_ns = r->newest_ns - e->first_ns;
   }
 }
 

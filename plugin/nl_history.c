@@ -37,9 +37,7 @@ nl_registry *nl_registry_create(void) {
 static void state_free(nl_consumer_state *st) {
   for (int i = 0; i < NL_CLASS_COUNT; i++)
     free(st->active[i]);
-  free(st->stream);
-  free(st->name);
-  free(st);
+  free(st); /* The names live in the same allocation. */
 }
 
 void nl_registry_free(nl_registry *reg) {
@@ -223,16 +221,26 @@ static void account_interval(nl_consumer_state *st, const nl_sample *prev,
   if (cur->acked)
     st->last_ack_change_ns = now_ns;
   if (cur->redeliveries > 0) {
-    nl_redelivery_event *e = &st->events[st->n_events % NL_EVENTS_LEN];
-    e->t_ns = now_ns;
-    e->redeliveries = cur->redeliveries;
-    e->beyond_expiry = cur->beyond_expiry;
-    e->while_acking =
+    bool while_acking =
         st->last_ack_change_ns > 0 &&
         now_ns - st->last_ack_change_ns <= delay + (cur->t_ns - prev->t_ns);
-    e->stuck_since_ns = st->acked_since_floor ? st->stuck_since_ns : 0;
-    e->stuck_len_ns = 0;
-    st->n_events++;
+    int64_t stuck_since = st->acked_since_floor ? st->stuck_since_ns : 0;
+    nl_redelivery_event *e = (nl_redelivery_event *)nl_state_event(st, 0);
+    if (e == NULL || now_ns - e->first_ns > delay / 4 ||
+        e->beyond_expiry != cur->beyond_expiry ||
+        e->while_acking != while_acking ||
+        e->stuck_since_ns != stuck_since || e->intervals == UINT16_MAX) {
+      e = &st->events[st->n_events % NL_EVENTS_LEN];
+      memset(e, 0, sizeof(*e));
+      e->beyond_expiry = cur->beyond_expiry;
+      e->while_acking = while_acking;
+      e->stuck_since_ns = stuck_since;
+      e->first_ns = now_ns;
+      st->n_events++;
+    }
+    e->t_ns = now_ns;
+    e->redeliveries += cur->redeliveries;
+    e->intervals++;
   }
   /* The floor "stands" while it keeps its value with work outstanding. */
   if (cur->floor_moved || cur->num_ack_pending == 0) {
@@ -265,15 +273,15 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
   *was_reset = false;
   nl_consumer_state *st = nl_registry_find(reg, c->stream, c->name);
   if (st == NULL) {
-    st = calloc(1, sizeof(*st));
+    /* One allocation holds the state and both names. */
+    size_t ls = strlen(c->stream) + 1, ln = strlen(c->name) + 1;
+    st = calloc(1, sizeof(*st) + ls + ln);
     if (st == NULL)
       return NULL;
-    st->stream = strdup(c->stream);
-    st->name = strdup(c->name);
-    if (st->stream == NULL || st->name == NULL) {
-      state_free(st);
-      return NULL;
-    }
+    st->stream = (char *)(st + 1);
+    st->name = st->stream + ls;
+    memcpy(st->stream, c->stream, ls);
+    memcpy(st->name, c->name, ln);
     st->hash = key_hash(c->stream, c->name);
     st->created_ns = c->created_ns;
     size_t b = st->hash % reg->n_buckets;
@@ -311,7 +319,9 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
       .delivered_stream_seq = c->delivered_stream_seq,
       .ack_floor_stream_seq = c->ack_floor_stream_seq,
       .ack_last_ns = c->ack_last_ns,
-      .num_ack_pending = c->num_ack_pending,
+      .num_ack_pending = c->num_ack_pending > UINT32_MAX
+                             ? UINT32_MAX
+                             : (uint32_t)c->num_ack_pending,
       .num_pending = c->num_pending,
       .stream_first_seq = s->first_seq,
       .num_redelivered = c->num_redelivered > UINT32_MAX

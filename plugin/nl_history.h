@@ -11,8 +11,8 @@
 #include "nl_finding.h"
 #include "nl_snapshot.h"
 
-#define NL_HISTORY_LEN 8
-#define NL_EVENTS_LEN 8
+#define NL_HISTORY_LEN 6
+#define NL_EVENTS_LEN 6
 
 /* One poll's view of a consumer, plus what changed since the poll before. */
 typedef struct {
@@ -21,9 +21,9 @@ typedef struct {
   uint64_t delivered_stream_seq;
   uint64_t ack_floor_stream_seq;
   int64_t ack_last_ns;
-  uint64_t num_ack_pending;
   uint64_t num_pending;
   uint64_t stream_first_seq;
+  uint32_t num_ack_pending; /* Saturates at UINT32_MAX, as do the next. */
   uint32_t num_redelivered;
   /* Lower bound on redeliveries in the interval that ended at this sample:
    * delta delivered.consumer_seq minus delta delivered.stream_seq. */
@@ -35,10 +35,14 @@ typedef struct {
   bool acked; /* ack_floor.last_active advanced in the interval. */
 } nl_sample;
 
-/* An interval with at least one redelivery. */
+/* Polled intervals with at least one redelivery. Consecutive intervals
+ * alike (within a quarter of the redelivery delay, same flags) share one
+ * slot, so a few slots span several delays even with short polls. */
 typedef struct {
-  int64_t t_ns;
+  int64_t t_ns;     /* Poll time of the latest interval in the slot. */
+  int64_t first_ns; /* Poll time of the first. */
   uint32_t redeliveries;
+  uint16_t intervals;
   bool beyond_expiry;
   /* Acks arrived within one redelivery delay (plus the interval) before
    * this poll: the consumer was alive when these redeliveries happened. */

@@ -16,6 +16,7 @@
 #include "nl_poll.h"
 #include "nl_transport.h"
 
+#include <malloc.h>
 #include <nats/nats.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +177,7 @@ static int poll_bench(const char *url, int polls, int64_t timeout_ms) {
     consumers = set.n_consumers;
     errors += stats.errors;
     nl_snapshot_set_clear(&set);
+    malloc_trim(0); /* As the plugin does after each poll. */
   }
   long rss_after = proc_status_kb("VmRSS");
   printf("{\"polls\":%d,\"consumers\":%llu,\"requests_per_poll\":%llu,"

@@ -58,6 +58,7 @@ def main():
             row["collectd_rss_kb_without"] = c["collectd_rss_kb_without"]
             row["collectd_rss_kb_with"] = c["collectd_rss_kb_with"]
             row["collectd_rss_growth_kb"] = c["collectd_rss_kb_with"] - c["collectd_rss_kb_without"]
+            row["collectd_rss_growth_none_kb"] = c["collectd_rss_kb_with_none"] - c["collectd_rss_kb_without"]
         table.append(row)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
@@ -72,14 +73,16 @@ def main():
                  "20 messages each, durable pull consumers. Each figure is the median of "
                  "the per-poll medians of several runs (the machine is shared and noisy).")
     lines.append("")
-    lines.append("| topology | consumers | requests/poll (ours) | requests/poll (reference 1+S(2+C)) | ratio | bytes/poll | wall ms/poll | CPU ms/poll | CPU ms per 1,000 consumers | collectd RSS growth |")
-    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    lines.append("| topology | consumers | requests/poll (ours) | requests/poll (reference 1+S(2+C)) | ratio | bytes/poll | wall ms/poll | CPU ms/poll | CPU ms per 1,000 consumers | plugin memory growth | collectd RSS growth, ConsumerValues none | collectd RSS growth, ConsumerValues all |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in table:
         growth = f"{r['collectd_rss_growth_kb'] / 1024:.1f} MB" if "collectd_rss_growth_kb" in r else "-"
+        growth_none = f"{r['collectd_rss_growth_none_kb'] / 1024:.1f} MB" if "collectd_rss_growth_none_kb" in r else "-"
+        plugin_mem = f"{r['bench_rss_growth_kb'] / 1024:.1f} MB"
         lines.append(
             f"| {r['topology']} ({r['streams']} streams) | {r['consumers']:,} | {r['requests_per_poll']:.0f} | "
             f"{r['reference_requests_per_poll']:,} | {r['request_ratio']:.0f}x | {r['bytes_per_poll'] / 1024:,.0f} KiB | "
-            f"{r['wall_ms']:.1f} | {r['cpu_ms']:.1f} | {r['cpu_ms_per_1000']:.2f} | {growth} |")
+            f"{r['wall_ms']:.1f} | {r['cpu_ms']:.1f} | {r['cpu_ms_per_1000']:.2f} | {plugin_mem} | {growth_none} | {growth} |")
     lines.append("")
     lines.append("Reference figures (the research monitor, as published): one CONSUMER.INFO request per "
                  f"consumer, about {REF_REQ_PER_S_AT_5000_5S:,} requests/s at 5,000 consumers with a 5 s poll, "
@@ -96,8 +99,15 @@ def main():
     lines.append("")
     lines.append("Columns: requests and bytes are per poll, counted at the request function; wall time "
                  "is the whole poll (requests, parsing, history and detectors); CPU is the process CPU "
-                 "time of the poll; collectd RSS growth is the resident memory of collectd with the "
-                 "plugin after several polls (Interval 5) minus the same collectd without it.")
+                 "time of the poll; plugin memory growth is the resident memory the poll path adds in "
+                 "the benchmark driver (`build/nl-bench`: the plugin's code without collectd, that is "
+                 "the per-consumer history and what a poll leaves behind); collectd RSS growth is the "
+                 "resident memory of collectd with the plugin after several polls (Interval 5) minus "
+                 "the same collectd without it. With `ConsumerValues all` (the default) each consumer "
+                 "adds 13 value lists to collectd's own value cache; `ConsumerValues none` keeps the "
+                 "findings (notifications, health events, REST) and the stream values but dispatches no "
+                 "per-consumer values, and `findings` only the class gauges of consumers with an active "
+                 "finding.")
     open(out_md, "w").write("\n".join(lines) + "\n")
 
 

@@ -27,7 +27,8 @@ BENCH=build/nl-bench
 # rss_kb PID: resident memory of a process in kB.
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 
-# collectd_rss WITH_PLUGIN: starts collectd (Interval 5) against PORT, waits
+# collectd_rss MODE: starts collectd (Interval 5) against PORT, without the
+# plugin (MODE off) or with it and ConsumerValues MODE (all, none), waits
 # for CD_POLLS polls and prints its resident memory in kB.
 collectd_rss() {
   local with=$1 conf pid i rss
@@ -45,13 +46,14 @@ LoadPlugin logfile
   File "$NL_TMP/cd-$with/collectd.log"
 </Plugin>
 EOF
-  if [ "$with" = 1 ]; then
+  if [ "$with" != off ]; then
     cat >>"$conf" <<EOF
 LoadPlugin nats_lens
 <Plugin nats_lens>
   <Instance "bench">
     URL "nats://127.0.0.1:$PORT"
     Timeout 5
+    ConsumerValues "$with"
   </Instance>
 </Plugin>
 EOF
@@ -66,15 +68,16 @@ EOF
 }
 
 bench_size() {
-  local topo=$1 streams=$2 consumers=$3 url=$4 i line rss0 rss1
+  local topo=$1 streams=$2 consumers=$3 url=$4 i line rss0 rss1 rss2
   for ((i = 0; i < RUNS; i++)); do
     line=$("$BENCH" poll --server "$url" --polls "$POLLS") || return 1
     echo "{\"topology\":\"$topo\",\"streams\":$streams,\"per_stream\":$consumers,\"run\":$i,\"bench\":$line}" >>"$JSON"
   done
   if [ "$topo" = single ]; then
-    rss0=$(collectd_rss 0)
-    rss1=$(collectd_rss 1)
-    echo "{\"topology\":\"$topo\",\"streams\":$streams,\"per_stream\":$consumers,\"collectd_rss_kb_without\":$rss0,\"collectd_rss_kb_with\":$rss1}" >>"$JSON"
+    rss0=$(collectd_rss off)
+    rss1=$(collectd_rss all)
+    rss2=$(collectd_rss none)
+    echo "{\"topology\":\"$topo\",\"streams\":$streams,\"per_stream\":$consumers,\"collectd_rss_kb_without\":$rss0,\"collectd_rss_kb_with\":$rss1,\"collectd_rss_kb_with_none\":$rss2}" >>"$JSON"
   fi
 }
 

@@ -70,6 +70,7 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_busy_long_ack_wait_not_missing_progress)                              \
   X(test_ack_wait_violation_fires_and_clears)                                  \
   X(test_ack_wait_counts_redeliveries_acked_between_polls)                     \
+  X(test_ack_wait_with_polls_much_shorter_than_ack_wait)                      \
   X(test_single_redelivery_is_not_a_finding)                                   \
   X(test_crash_redelivery_burst_is_not_a_finding)                              \
   X(test_crash_redeliveries_spread_over_polls)                                 \

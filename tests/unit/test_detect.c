@@ -192,6 +192,23 @@ void test_ack_wait_counts_redeliveries_acked_between_polls(void) {
   sim_free(&s);
 }
 
+void test_ack_wait_with_polls_much_shorter_than_ack_wait(void) {
+  /* ack_wait 30 s, polls every second, expiries spread over every interval:
+   * the repeat must still be recognised (redelivery slots span more than
+   * ack_wait + one interval). */
+  sim s;
+  sim_init(&s);
+  for (int i = 0; i < 40; i++) {
+    ack_wait_step(&s);
+    s.consumer.num_ack_pending = 200;
+    sim_poll(&s);
+  }
+  CHECK(sim_active(&s, NL_ACK_WAIT_VIOLATION));
+  CHECK(s.first_onset_poll[NL_ACK_WAIT_VIOLATION] >= 32);
+  CHECK(s.first_onset_poll[NL_ACK_WAIT_VIOLATION] <= 34);
+  sim_free(&s);
+}
+
 void test_single_redelivery_is_not_a_finding(void) {
   sim s;
   sim_init(&s);
