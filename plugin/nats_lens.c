@@ -271,9 +271,16 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
     else if (strcasecmp("NakStormMinRedeliveries", key) == 0)
       status = config_unsigned(child, inst->name,
                                &inst->params.nak_storm_min_redeliveries);
-    else if (strcasecmp("NakStormIntervals", key) == 0)
+    else if (strcasecmp("NakStormIntervals", key) == 0) {
       status =
           config_unsigned(child, inst->name, &inst->params.nak_storm_intervals);
+      if (status == 0 && inst->params.nak_storm_intervals > NL_HISTORY_LEN - 1) {
+        ERROR(LOG_PREFIX "Instance \"%s\": option NakStormIntervals can be at "
+                         "most %d (the history holds %d polls).",
+              inst->name, NL_HISTORY_LEN - 1, NL_HISTORY_LEN);
+        status = -1;
+      }
+    }
     else if (strcasecmp("MissingProgressFactor", key) == 0)
       status = config_positive(child, inst->name, 100,
                                &inst->params.missing_progress_factor);
