@@ -94,8 +94,11 @@ def main():
         lines.append(f"At 5,000 consumers in {r['streams']} streams with a 5 s poll: "
                      f"{r['requests_per_poll'] / 5:.1f} requests/s against the reference's "
                      f"~{REF_REQ_PER_S_AT_5000_5S:,} ({REF_REQ_PER_S_AT_5000_5S / (r['requests_per_poll'] / 5):.0f}x fewer)"
-                     + (f"; collectd RSS growth {r['collectd_rss_growth_kb'] / 1024:.1f} MB against "
-                        f"{REF_RSS_MB_AT_5000} MB" if "collectd_rss_growth_kb" in r else "") + ".")
+                     + (f"; collectd RSS growth {r['collectd_rss_growth_none_kb'] / 1024:.1f} MB with "
+                        f"`ConsumerValues none` and {r['collectd_rss_growth_kb'] / 1024:.1f} MB with "
+                        f"`ConsumerValues all` (collectd's own value cache holding 65,000 series), "
+                        f"against the reference's {REF_RSS_MB_AT_5000} MB"
+                        if "collectd_rss_growth_kb" in r else "") + ".")
     lines.append("")
     lines.append("Columns: requests and bytes are per poll, counted at the request function; wall time "
                  "is the whole poll (requests, parsing, history and detectors); CPU is the process CPU "

@@ -115,5 +115,6 @@ if [ "${NL_BENCH_CLUSTER:-1}" = 1 ]; then
   bench_size cluster 10 100 "$url" || exit 1
 fi
 
-python3 tests/bench/report.py "$JSON" "$OUT/bench.md" "$OUT/bench.json"
+cp "$JSON" "$OUT/bench.jsonl"
+python3 tests/bench/report.py "$OUT/bench.jsonl" "$OUT/bench.md" "$OUT/bench.json"
 echo "# wrote $OUT/bench.md" >&2
