@@ -134,10 +134,9 @@ fuzz: $(FUZZ_BINS)
 
 # The Debian package packaging/build/nats-lens_<VERSION>_<arch>.deb, built
 # by packaging/build-deb.sh with dpkg-deb (dpkg-dev; no network, no root).
-# It holds the plain (not sanitized) plugin, and the check command once the
-# Makefile builds it.
+# It holds the plain (not sanitized) plugin and check command.
 .PHONY: deb
-deb: plugin/nats_lens.so
+deb: $(PLUGIN) $(CHECK)
 ifeq ($(SANITIZE),1)
 	$(error make deb packages the plain build: run it without SANITIZE=1)
 endif

@@ -2,10 +2,12 @@
 # packaging/build-deb.sh: builds the nats-lens Debian package from the built
 # tree with dpkg-deb, without network and without root (the files are owned
 # by root in the package through --root-owner-group). `make deb` runs it
-# after building the plugin and, when the Makefile builds it, the check
-# command.
+# after building the plugin and the check command; the check command is
+# packaged when cli/nats-lens-check exists.
 #
 # Usage: packaging/build-deb.sh [OUTDIR]   (default packaging/build)
+# Needs dpkg-dev (dpkg-shlibdeps, dpkg-parsechangelog), binutils (strip) and
+# help2man (the manual page of the check command).
 # Prints the path of the .deb on its last line.
 #
 # The version comes from the top-level VERSION file; the top entry of
@@ -18,7 +20,7 @@ umask 022
 cd "$(dirname "$0")/.."
 
 OUT=${1:-packaging/build}
-PLUGIN=${NL_DEB_PLUGIN:-plugin/nats_lens.so}
+PLUGIN=plugin/nats_lens.so
 CLI=cli/nats-lens-check
 PKG=nats-lens
 
@@ -63,12 +65,18 @@ if [ -f "$CLI" ]; then
       "$PKGROOT/usr/bin/nats-lens-check"
     ELF_FILES+=("usr/bin/nats-lens-check")
   fi
-  if [ -f cli/nats-lens-check.1 ]; then
-    install -d -m 755 "$PKGROOT/usr/share/man/man1"
-    gzip -9n <cli/nats-lens-check.1 \
-      >"$PKGROOT/usr/share/man/man1/nats-lens-check.1.gz"
-    chmod 644 "$PKGROOT/usr/share/man/man1/nats-lens-check.1.gz"
-  fi
+  # Its manual page is made from its --help, so that the two never differ.
+  command -v help2man >/dev/null ||
+    die "help2man is missing (apt-get install help2man); it makes the \
+manual page of $CLI"
+  install -d -m 755 "$PKGROOT/usr/share/man/man1"
+  help2man --no-info --no-discard-stderr --section 1 \
+    --name "audit NATS JetStream consumers for at-least-once delivery mistakes" \
+    --source "nats-lens $VERSION" "$CLI" >"$WORK/nats-lens-check.1" ||
+    die "help2man could not run $CLI --help"
+  gzip -9n <"$WORK/nats-lens-check.1" \
+    >"$PKGROOT/usr/share/man/man1/nats-lens-check.1.gz"
+  chmod 644 "$PKGROOT/usr/share/man/man1/nats-lens-check.1.gz"
 else
   echo "build-deb: $CLI not built; the package has no check command" >&2
 fi

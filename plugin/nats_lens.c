@@ -12,7 +12,9 @@
 #include "utils_complain.h"
 
 #include <malloc.h>
+#include <pthread.h>
 
+#include "nl_advrun.h"
 #include "nl_engine.h"
 #include "nl_health.h"
 #include "nl_http.h"
@@ -55,6 +57,12 @@ typedef struct {
   nl_transport *transport;
   nl_engine *engine;
   nl_http *http; /* The REST API and dashboard, or NULL. */
+  /* Advisories (option Advisories, default true): the advisory path, and
+   * the lock that serialises it with the read callback around the engine
+   * (taken before nl_http_lock). */
+  bool advisories;
+  nl_advrun *adv;
+  pthread_mutex_t engine_lock;
   c_complain_t publish_complaint;
   c_complain_t poll_complaint;
   c_complain_t connect_complaint;
@@ -88,12 +96,15 @@ static void instance_free(void *arg) {
   nl_instance *inst = arg;
   if (inst == NULL)
     return;
-  /* The listener reads the engine: stop it first. */
+  /* The listener and the advisory thread use the engine: stop them first. */
+  nl_advrun_stop(inst->adv);
   nl_http_stop(inst->http);
   free(inst->listen_host);
   free(inst->listen_port);
   nl_engine_free(inst->engine);
   nl_transport_free(inst->transport);
+  nl_advrun_free(inst->adv); /* After the transport: its callbacks queue. */
+  pthread_mutex_destroy(&inst->engine_lock);
   free(inst->name);
   free_list(inst->urls, inst->n_urls);
   free_list(inst->include, inst->n_include);
@@ -292,6 +303,14 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
       status = config_summary_interval(child, inst);
     else if (strcasecmp("Listen", key) == 0)
       status = config_listen(child, inst);
+    else if (strcasecmp("Advisories", key) == 0)
+      status = cf_util_get_boolean(child, &inst->advisories);
+    else if (strcasecmp("PushUnboundSeconds", key) == 0)
+      status = config_positive(child, inst->name, 86400 * 7,
+                               &inst->params.push_unbound_s);
+    else if (strcasecmp("RetentionHorizon", key) == 0)
+      status = config_positive(child, inst->name, 86400 * 365,
+                               &inst->params.retention_horizon_s);
     else
       WARNING(LOG_PREFIX "Instance \"%s\": unknown option \"%s\" ignored.",
               inst->name, key);
@@ -337,6 +356,7 @@ static int config_check_auth(const nl_instance *inst) {
 }
 
 static int nl_read(user_data_t *ud);
+static void feed_advisories(void *ud, const nl_advisory *a, size_t n);
 
 /* Parses one Instance block and registers its read callback. */
 static int config_instance(oconfig_item_t *ci) {
@@ -344,6 +364,9 @@ static int config_instance(oconfig_item_t *ci) {
   if (inst == NULL)
     return -1;
   nl_detect_params_default(&inst->params);
+  inst->params.config_classes = true;
+  inst->advisories = true;
+  pthread_mutex_init(&inst->engine_lock, NULL);
   nl_health_init(&inst->health);
   inst->timeout_s = 2.0;
   C_COMPLAIN_INIT(&inst->poll_complaint);
@@ -409,6 +432,13 @@ static int config_instance(oconfig_item_t *ci) {
   inst->engine = nl_engine_create(&inst->params);
   if (inst->engine == NULL) {
     ERROR(LOG_PREFIX "Instance \"%s\": out of memory.", inst->name);
+    instance_free(inst);
+    return -1;
+  }
+  if (inst->advisories &&
+      (inst->adv = nl_advrun_start(4096, feed_advisories, inst, err,
+                                   sizeof(err))) == NULL) {
+    ERROR(LOG_PREFIX "Instance \"%s\": %s.", inst->name, err);
     instance_free(inst);
     return -1;
   }
@@ -488,6 +518,8 @@ static void submit_derive(const read_ctx *rc, const char *pi, const char *type,
 static void submit_class_gauges(const read_ctx *rc, const char *pi,
                                 const char *ti, const nl_consumer_state *st) {
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++) {
+    if (nl_class_is_stream(cls))
+      continue; /* Dispatched per stream (sink_stream). */
     char type[DATA_MAX_NAME_LEN];
     snprintf(type, sizeof(type), "nats_lens_%s", nl_class_type_suffix(cls));
     submit_gauge(rc, pi, type, ti, st->active[cls] ? 1.0 : 0.0);
@@ -538,6 +570,16 @@ static void sink_stream(void *ud, const nl_stream_snap *s,
   submit_gauge(rc, pi, "nats_lens_seq", "first", (double)s->first_seq);
   submit_gauge(rc, pi, "nats_lens_seq", "last", (double)s->last_seq);
   submit_derive(rc, pi, "nats_lens_lost", NULL, lost_total);
+  /* One 0/1 value per stream-level class (no type instance). */
+  for (int cls = 0; cls < NL_CLASS_COUNT; cls++) {
+    if (!nl_class_is_stream(cls))
+      continue;
+    char type[DATA_MAX_NAME_LEN];
+    snprintf(type, sizeof(type), "nats_lens_%s", nl_class_type_suffix(cls));
+    submit_gauge(
+        rc, pi, type, NULL,
+        nl_engine_stream_finding(rc->inst->engine, s->name, cls) ? 1.0 : 0.0);
+  }
 }
 
 /* Dispatches a notification; meta (may be NULL) is freed afterwards. */
@@ -583,11 +625,13 @@ static void sink_transition(void *ud, const char *stream, const char *consumer,
     /* The fix command comes before the evidence so that collectd's
      * 256-byte message limit cuts evidence, not the command; all of it is
      * in the meta fields too. */
-    snprintf(msg, sizeof(msg), "%s %s/%s: fix: %s; %s", nl_class_name(f->cls),
-             stream, consumer, f->fix_command, evidence);
+    snprintf(msg, sizeof(msg), "%s %s%s%s%s: fix: %s; %s",
+             nl_class_name(f->cls), consumer[0] ? "" : "stream ", stream,
+             consumer[0] ? "/" : "", consumer, f->fix_command, evidence);
   else
-    snprintf(msg, sizeof(msg), "%s %s/%s cleared%s%s", nl_class_name(f->cls),
-             stream, consumer, reason ? ": " : "", reason ? reason : "");
+    snprintf(msg, sizeof(msg), "%s %s%s%s%s cleared%s%s", nl_class_name(f->cls),
+             consumer[0] ? "" : "stream ", stream, consumer[0] ? "/" : "",
+             consumer, reason ? ": " : "", reason ? reason : "");
   notification_t n = {0};
   plugin_notification_meta_add_string(&n, "instance", rc->inst->name);
   plugin_notification_meta_add_string(&n, "class", nl_class_name(f->cls));
@@ -655,9 +699,41 @@ static void submit_instance(const read_ctx *rc, double duration,
  * they were). */
 static void submit_failed_poll(const read_ctx *rc, bool connected) {
   size_t held = 0, active[NL_CLASS_COUNT];
+  pthread_mutex_lock(&rc->inst->engine_lock);
   nl_engine_counts(rc->inst->engine, &held, active);
+  pthread_mutex_unlock(&rc->inst->engine_lock);
   submit_instance(rc, CDTIME_T_TO_DOUBLE(cdtime() - rc->time), 0, held, 0,
                   connected);
+}
+
+/* Feeds advisories into the engine, on the advisory thread or from
+ * nl_read: under the engine lock, with findings they prove reported at
+ * once through the same sink as a poll's (notifications and health events
+ * are thread-safe in collectd). */
+static void feed_advisories(void *ud, const nl_advisory *a, size_t n) {
+  nl_instance *inst = ud;
+  read_ctx rc = {inst, cdtime()};
+  nl_engine_sink sink = {NULL, NULL, sink_transition};
+  pthread_mutex_lock(&inst->engine_lock);
+  nl_http_lock(inst->http);
+  for (size_t i = 0; i < n; i++)
+    nl_engine_advisory(inst->engine, &a[i], (int64_t)CDTIME_T_TO_NS(rc.time),
+                       &sink, &rc);
+  nl_http_unlock(inst->http);
+  pthread_mutex_unlock(&inst->engine_lock);
+}
+
+/* Dispatches the advisory counts: received, dropped (queue full) and
+ * rejected (unreadable). */
+static void submit_advisory_counts(const read_ctx *rc) {
+  if (rc->inst->adv == NULL)
+    return;
+  nl_advqueue_counts c;
+  nl_advrun_counts(rc->inst->adv, &c);
+  submit_derive(rc, rc->inst->name, "derive", "advisories", c.received);
+  submit_derive(rc, rc->inst->name, "derive", "advisories_dropped", c.dropped);
+  submit_derive(rc, rc->inst->name, "derive", "advisories_rejected",
+                c.rejected);
 }
 
 /* The read callback. A failed poll is reported (log line, POLL_FAILED
@@ -681,6 +757,11 @@ static int nl_read(user_data_t *ud) {
   if (c_would_release(&inst->connect_complaint))
     c_release(LOG_INFO, &inst->connect_complaint,
               LOG_PREFIX "Instance \"%s\": connected to NATS.", inst->name);
+  if (inst->adv != NULL &&
+      nl_advrun_subscribe(inst->adv, inst->transport, err, sizeof(err)) != 0)
+    WARNING(LOG_PREFIX "Instance \"%s\": cannot subscribe to the JetStream "
+                       "advisories (%s); findings come from polling only.",
+            inst->name, err);
 
   nl_poll_config pc = {
       .include = inst->include,
@@ -718,6 +799,10 @@ static int nl_read(user_data_t *ud) {
 
   nl_engine_sink sink = {sink_consumer, sink_stream, sink_transition};
   int64_t now_ns = (int64_t)CDTIME_T_TO_NS(rc.time);
+  /* Advisories that arrived before this poll go in first (the advisory
+   * thread feeds them too; whichever comes first). */
+  nl_advrun_drain(inst->adv);
+  pthread_mutex_lock(&inst->engine_lock);
   nl_http_lock(inst->http);
   size_t kept = nl_engine_apply(inst->engine, &set, now_ns, &sink, &rc);
   nl_http_unlock(inst->http);
@@ -726,6 +811,8 @@ static int nl_read(user_data_t *ud) {
                                inst->transport, inst->engine, inst->name,
                                set.n_streams, now_ns, err, sizeof(err));
   publish_result(inst, sent, err);
+  pthread_mutex_unlock(&inst->engine_lock);
+  submit_advisory_counts(&rc);
   submit_instance(&rc, CDTIME_T_TO_DOUBLE(cdtime() - rc.time), set.n_consumers,
                   set.unobservable + kept, set.n_streams, true);
   nl_snapshot_set_clear(&set);

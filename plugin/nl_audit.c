@@ -70,14 +70,22 @@ typedef struct {
   const nl_snapshot_set *set;
   const nl_audit_params *p;
   nl_audit_result *out;
-  bool failed; /* Memory ran out. */
+  bool failed;   /* Memory ran out. */
+  unsigned mask; /* Rules to run: one bit per class; 0 runs all. */
 } audit_run;
+
+/* Returns true when the run includes the rule of cls. */
+static bool rule_on(const audit_run *a, nl_audit_class cls) {
+  return a->mask == 0 || (a->mask & (1u << cls)) != 0;
+}
 
 /* Appends a finding and returns its nl_finding to fill, or NULL when memory
  * runs out (the run is then marked failed). */
 static nl_finding *add(audit_run *a, nl_audit_class cls, nl_severity sev,
                        const char *stream, const char *consumer) {
   nl_audit_result *r = a->out;
+  if (!rule_on(a, cls))
+    return NULL;
   if (r->n == r->cap) {
     size_t cap = r->cap ? 2 * r->cap : 16;
     nl_audit_finding *items = realloc(r->items, cap * sizeof(*items));
@@ -123,7 +131,8 @@ static double seconds(int64_t ns) { return (double)ns / 1e9; }
 
 /* ACK_NONE: a durable consumer that never waits for acks. */
 static void rule_ack_none(audit_run *a, const nl_consumer_snap *c) {
-  if (c->ack_policy != NL_ACK_NONE || !c->durable)
+  if (c->ack_policy != NL_ACK_NONE || !c->durable ||
+      !rule_on(a, NL_AUDIT_ACK_NONE))
     return;
   nl_finding *f =
       add(a, NL_AUDIT_ACK_NONE, NL_SEVERITY_CRITICAL, c->stream, c->name);
@@ -153,8 +162,9 @@ static void rule_ack_none(audit_run *a, const nl_consumer_snap *c) {
  * at once by different workers. */
 static void rule_ack_all(audit_run *a, const nl_consumer_snap *c,
                          const nl_expectations *e) {
-  if (c->ack_policy != NL_ACK_ALL || c->max_ack_pending == 1 ||
-      (c->push && !c->has_deliver_group) || e->workers == 1)
+  if (!rule_on(a, NL_AUDIT_ACK_ALL_PARALLEL) || c->ack_policy != NL_ACK_ALL ||
+      c->max_ack_pending == 1 || (c->push && !c->has_deliver_group) ||
+      e->workers == 1)
     return;
   bool parallel = e->workers > 1 || c->has_deliver_group || c->num_waiting >= 2;
   nl_finding *f = add(a, NL_AUDIT_ACK_ALL_PARALLEL,
@@ -202,6 +212,8 @@ static void rule_ack_all(audit_run *a, const nl_consumer_snap *c,
  * advisories of consumer c. */
 static bool dead_letter_stream(const nl_snapshot_set *set,
                                const nl_consumer_snap *c) {
+  if (set == NULL)
+    return false;
   char subject[2 * NL_NAME_MAX + 64];
   snprintf(subject, sizeof(subject),
            "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.%s.%s", c->stream,
@@ -210,6 +222,13 @@ static bool dead_letter_stream(const nl_snapshot_set *set,
     if (nl_stream_captures(&set->streams[i], subject))
       return true;
   return false;
+}
+
+bool nl_audit_dead_letter(const nl_snapshot_set *set,
+                          const nl_consumer_snap *c) {
+  nl_expectations e;
+  nl_expect_read(c, &e);
+  return e.dead_letter != NULL || dead_letter_stream(set, c);
 }
 
 /* Writes the dead-letter stream command for c into buf. */
@@ -227,10 +246,17 @@ static void dead_letter_command(const nl_consumer_snap *c, char *buf,
            w.derived, sw);
 }
 
+void nl_audit_dead_letter_command(const nl_consumer_snap *c, char *buf,
+                                  size_t len) {
+  dead_letter_command(c, buf, len);
+}
+
 /* MAX_DELIVER_UNLIMITED and MAX_DELIVER_NO_DEAD_LETTER. */
 static void rule_max_deliver(audit_run *a, const nl_consumer_snap *c,
                              const nl_expectations *e) {
-  if (c->ack_policy == NL_ACK_NONE)
+  if (c->ack_policy == NL_ACK_NONE ||
+      (!rule_on(a, NL_AUDIT_MAX_DELIVER_UNLIMITED) &&
+       !rule_on(a, NL_AUDIT_MAX_DELIVER_NO_DEAD_LETTER)))
     return;
   words w;
   quote(c->stream, c->name, NULL, &w);
@@ -290,7 +316,8 @@ static void rule_max_deliver(audit_run *a, const nl_consumer_snap *c,
  * minimum when no workers are declared. */
 static void rule_max_ack_pending(audit_run *a, const nl_consumer_snap *c,
                                  const nl_expectations *e) {
-  if (c->ack_policy == NL_ACK_NONE || c->max_ack_pending <= 0)
+  if (!rule_on(a, NL_AUDIT_MAX_ACK_PENDING_TINY) ||
+      c->ack_policy == NL_ACK_NONE || c->max_ack_pending <= 0)
     return;
   int64_t need;
   const char *why;
@@ -348,7 +375,8 @@ static void rule_max_ack_pending(audit_run *a, const nl_consumer_snap *c,
 static void rule_ack_wait(audit_run *a, const nl_consumer_snap *c,
                           const nl_expectations *e) {
   int64_t delay = nl_consumer_redelivery_delay_ns(c);
-  if (c->ack_policy == NL_ACK_NONE || e->max_processing_ns <= 0 || delay <= 0 ||
+  if (!rule_on(a, NL_AUDIT_ACK_WAIT_BELOW_PROCESSING) ||
+      c->ack_policy == NL_ACK_NONE || e->max_processing_ns <= 0 || delay <= 0 ||
       delay > e->max_processing_ns)
     return;
   nl_finding *f = add(a, NL_AUDIT_ACK_WAIT_BELOW_PROCESSING,
@@ -389,7 +417,7 @@ static void rule_ack_wait(audit_run *a, const nl_consumer_snap *c,
 /* Counts a backlog in messages against the stream limit it fills; returns
  * the limit in messages (max_bytes converted at the average message size)
  * or 0 when the stream has no count or size limit. */
-static double limit_in_messages(const nl_stream_snap *s) {
+double nl_audit_limit_messages(const nl_stream_snap *s) {
   double limit = s->max_msgs > 0 ? (double)s->max_msgs : 0;
   if (s->max_bytes > 0 && s->msgs > 0 && s->bytes > 0) {
     double by_size = (double)s->max_bytes * (double)s->msgs / (double)s->bytes;
@@ -404,7 +432,7 @@ static double limit_in_messages(const nl_stream_snap *s) {
  * a warning while a full stream holds little more than the backlog). */
 static void rule_retention(audit_run *a, const nl_consumer_snap *c,
                            const nl_stream_snap *s) {
-  if (s->discard_new)
+  if (s->discard_new || !rule_on(a, NL_AUDIT_RETENTION_BELOW_BACKLOG))
     return; /* Publishers get errors instead: nothing is lost silently. */
   bool full = (s->max_msgs > 0 && s->msgs * 10 >= (uint64_t)s->max_msgs * 9) ||
               (s->max_bytes > 0 && s->bytes * 10 >= (uint64_t)s->max_bytes * 9);
@@ -412,7 +440,7 @@ static void rule_retention(audit_run *a, const nl_consumer_snap *c,
   if (!c->filtered && s->first_seq > c->delivered_stream_seq + 1)
     evicted = s->first_seq - 1 - c->delivered_stream_seq;
   uint64_t backlog = c->num_pending + c->num_ack_pending;
-  double limit = limit_in_messages(s);
+  double limit = nl_audit_limit_messages(s);
   bool lost = evicted > 0 && (full || s->max_age_ns > 0);
   bool at_risk =
       full && limit > 0 && (double)backlog >= a->p->backlog_fraction * limit;
@@ -459,7 +487,8 @@ static void audit_consumer(audit_run *a, const nl_consumer_snap *c,
   rule_max_ack_pending(a, c, &e);
   rule_ack_wait(a, c, &e);
   rule_retention(a, c, s);
-  if (c->push && c->idle_heartbeat_ns <= 0) {
+  if (c->push && c->idle_heartbeat_ns <= 0 &&
+      rule_on(a, NL_AUDIT_PUSH_NO_HEARTBEAT)) {
     nl_finding *f = add(a, NL_AUDIT_PUSH_NO_HEARTBEAT, NL_SEVERITY_WARNING,
                         c->stream, c->name);
     if (f == NULL)
@@ -483,7 +512,7 @@ static void audit_consumer(audit_run *a, const nl_consumer_snap *c,
              "then remove the old consumer (nats consumer rm %s %s)",
              w.stream, w.consumer);
   }
-  if (e.bad_key != NULL) {
+  if (e.bad_key != NULL && rule_on(a, NL_AUDIT_INVALID_EXPECTATION)) {
     nl_finding *f = add(a, NL_AUDIT_INVALID_EXPECTATION, NL_SEVERITY_WARNING,
                         c->stream, c->name);
     if (f == NULL)
@@ -507,6 +536,56 @@ static void audit_consumer(audit_run *a, const nl_consumer_snap *c,
   }
 }
 
+/* Fills the INTEREST_NO_CONSUMERS finding of s (severity and class left as
+ * they are); dropped is the number of publishes seen discarded in the last
+ * interval, 0 when only the consumer count speaks. */
+static void interest_finding(const nl_stream_snap *s, uint64_t dropped,
+                             nl_finding *f) {
+  words w;
+  quote(s->name, NULL, NULL, &w);
+  nl_finding_add(f, "consumer_count", (double)s->consumer_count);
+  nl_finding_add(f, "last_seq", (double)s->last_seq);
+  nl_finding_add(f, "messages", (double)s->msgs);
+  if (dropped > 0)
+    nl_finding_add(f, "dropped_last_interval", (double)dropped);
+  if (s->consumer_count == 0)
+    snprintf(f->description, sizeof(f->description),
+             "stream with interest retention and no consumers: every "
+             "message published now is acknowledged to the publisher and "
+             "dropped at once, because no consumer is interested in it");
+  else
+    snprintf(f->description, sizeof(f->description),
+             "stream with interest retention whose %" PRIu64
+             " consumer(s) match none of what is published: last_seq rose "
+             "by %" PRIu64 " while the stored messages did not grow and no "
+             "consumer received anything, so each publish was acknowledged "
+             "and dropped",
+             s->consumer_count, dropped);
+  snprintf(f->fix_command, sizeof(f->fix_command),
+           "nats consumer add %s worker --pull --ack explicit --deliver all "
+           "--max-deliver 5 --defaults",
+           w.stream);
+  snprintf(f->recommendation, sizeof(f->recommendation),
+           "create a consumer whose filter matches every published subject "
+           "before anything publishes; if messages must be kept while no "
+           "consumer exists, use limits or workqueue retention (the "
+           "retention of a stream cannot be changed: create a new stream)");
+}
+
+bool nl_audit_interest_dropping(const nl_stream_snap *s,
+                                const nl_stream_snap *prev,
+                                uint64_t delivered_delta, nl_finding *f) {
+  if (s->retention != NL_RETENTION_INTEREST || prev == NULL ||
+      s->last_seq <= prev->last_seq || s->msgs > prev->msgs ||
+      delivered_delta > 0)
+    return false;
+  memset(f, 0, sizeof(*f));
+  f->cls = NL_CLASS_COUNT;
+  f->severity = NL_SEVERITY_CRITICAL;
+  interest_finding(s, s->last_seq - prev->last_seq, f);
+  return true;
+}
+
 /* Runs the rules about one stream itself. */
 static void audit_stream(audit_run *a, const nl_stream_snap *s) {
   words w;
@@ -516,24 +595,10 @@ static void audit_stream(audit_run *a, const nl_stream_snap *s) {
                         s->name, NULL);
     if (f == NULL)
       return;
-    nl_finding_add(f, "consumer_count", 0);
-    nl_finding_add(f, "last_seq", (double)s->last_seq);
-    nl_finding_add(f, "messages", (double)s->msgs);
-    snprintf(f->description, sizeof(f->description),
-             "stream with interest retention and no consumers: every "
-             "message published now is acknowledged to the publisher and "
-             "dropped at once, because no consumer is interested in it");
-    snprintf(f->fix_command, sizeof(f->fix_command),
-             "nats consumer add %s worker --pull --ack explicit --deliver all "
-             "--max-deliver 5 --defaults",
-             w.stream);
-    snprintf(f->recommendation, sizeof(f->recommendation),
-             "create the stream's consumers before anything publishes to "
-             "it; if messages must be kept while no consumer exists, use "
-             "limits or workqueue retention (the retention of a stream "
-             "cannot be changed: create a new stream)");
+    interest_finding(s, 0, f);
   }
-  if (s->cluster != NULL && s->replicas <= 1) {
+  if (s->cluster != NULL && s->replicas <= 1 &&
+      rule_on(a, NL_AUDIT_R1_ON_CLUSTER)) {
     nl_finding *f =
         add(a, NL_AUDIT_R1_ON_CLUSTER, NL_SEVERITY_WARNING, s->name, NULL);
     if (f == NULL)
@@ -550,7 +615,7 @@ static void audit_stream(audit_run *a, const nl_stream_snap *s) {
              "3 replicas (the cluster needs at least 3 JetStream servers); "
              "the stream's consumers follow its replica count");
   }
-  if (!s->consumers_complete) {
+  if (!s->consumers_complete && rule_on(a, NL_AUDIT_UNOBSERVABLE)) {
     nl_finding *f =
         add(a, NL_AUDIT_UNOBSERVABLE, NL_SEVERITY_WARNING, s->name, NULL);
     if (f == NULL)
@@ -568,9 +633,46 @@ static void audit_stream(audit_run *a, const nl_stream_snap *s) {
   }
 }
 
+int nl_audit_stream(const nl_snapshot_set *set, size_t index,
+                    const nl_audit_params *p, unsigned rules,
+                    nl_audit_result *out) {
+  audit_run a = {set, p, out, false, rules};
+  if (index < set->n_streams)
+    audit_stream(&a, &set->streams[index]);
+  return a.failed ? -1 : 0;
+}
+
+int nl_audit_consumer(const nl_snapshot_set *set, size_t index,
+                      const nl_audit_params *p, unsigned rules,
+                      nl_audit_result *out) {
+  audit_run a = {set, p, out, false, rules};
+  if (index < set->n_consumers &&
+      set->consumers[index].stream_index < set->n_streams)
+    audit_consumer(&a, &set->consumers[index],
+                   &set->streams[set->consumers[index].stream_index]);
+  return a.failed ? -1 : 0;
+}
+
+nl_class nl_audit_plugin_class(nl_audit_class cls) {
+  switch (cls) {
+  case NL_AUDIT_ACK_NONE:
+    return NL_ACK_NONE_CONSUMER;
+  case NL_AUDIT_ACK_ALL_PARALLEL:
+    return NL_ACK_ALL_PARALLEL;
+  case NL_AUDIT_INTEREST_NO_CONSUMERS:
+    return NL_INTEREST_NO_CONSUMERS;
+  case NL_AUDIT_R1_ON_CLUSTER:
+    return NL_STREAM_SINGLE_REPLICA;
+  case NL_AUDIT_UNOBSERVABLE:
+    return NL_CONSUMER_UNOBSERVABLE;
+  default:
+    return NL_CLASS_COUNT;
+  }
+}
+
 int nl_audit_run(const nl_snapshot_set *set, const nl_poll_config *select,
                  const nl_audit_params *p, nl_audit_result *out) {
-  audit_run a = {set, p, out, false};
+  audit_run a = {set, p, out, false, 0};
   for (size_t i = 0; i < set->n_streams && !a.failed; i++)
     if (select == NULL || nl_poll_stream_selected(select, set->streams[i].name))
       audit_stream(&a, &set->streams[i]);

@@ -70,6 +70,46 @@ typedef struct {
 int nl_audit_run(const nl_snapshot_set *set, const nl_poll_config *select,
                  const nl_audit_params *p, nl_audit_result *out);
 
+/* Audits one stream (by index in set) or one consumer, like nl_audit_run
+ * but only with the rules whose bits (1u << nl_audit_class) are set in
+ * rules (0: every rule). The collectd plugin raises its configuration
+ * classes through these, so that it and nats-lens-check never disagree.
+ * Returns 0, or -1 when memory runs out. */
+int nl_audit_stream(const nl_snapshot_set *set, size_t index,
+                    const nl_audit_params *p, unsigned rules,
+                    nl_audit_result *out);
+int nl_audit_consumer(const nl_snapshot_set *set, size_t index,
+                      const nl_audit_params *p, unsigned rules,
+                      nl_audit_result *out);
+
+/* Returns the plugin's class (nl_finding.h) that reports the same rule, or
+ * NL_CLASS_COUNT when the plugin has none. */
+nl_class nl_audit_plugin_class(nl_audit_class cls);
+
+/* INTEREST_NO_CONSUMERS seen over one interval, for streams that do have
+ * consumers: interest retention, last_seq rose since prev while the stored
+ * messages did not grow, and the stream's consumers received nothing
+ * (delivered_delta, the sum of their delivered.consumer_seq increases).
+ * Returns true and fills f (f->cls NL_CLASS_COUNT, severity critical). */
+bool nl_audit_interest_dropping(const nl_stream_snap *s,
+                                const nl_stream_snap *prev,
+                                uint64_t delivered_delta, nl_finding *f);
+
+/* Returns true when consumer c has dead-letter handling in sight: it
+ * declares nats_lens.dead_letter, or a stream of set (may be NULL) captures
+ * its MAX_DELIVERIES advisories. */
+bool nl_audit_dead_letter(const nl_snapshot_set *set,
+                          const nl_consumer_snap *c);
+
+/* Writes into buf the command that creates a dead-letter stream keeping
+ * the MAX_DELIVERIES advisories of c. */
+void nl_audit_dead_letter_command(const nl_consumer_snap *c, char *buf,
+                                  size_t len);
+
+/* Returns the stream's limit in messages (max_msgs, or max_bytes at the
+ * average message size, whichever is smaller), or 0 when it has neither. */
+double nl_audit_limit_messages(const nl_stream_snap *s);
+
 /* Frees the findings and zeroes the result. */
 void nl_audit_result_free(nl_audit_result *r);
 

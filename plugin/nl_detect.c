@@ -13,6 +13,12 @@ void nl_detect_params_default(nl_detect_params *p) {
   p->nak_storm_min_redeliveries = 3;
   p->nak_storm_intervals = 2;
   p->missing_progress_factor = 2.0;
+  p->nak_adv_window_s = 5.0;
+  p->nak_adv_min = 5;
+  p->nak_adv_min_deliveries = 3;
+  p->push_unbound_s = 60.0;
+  p->retention_horizon_s = 3600.0;
+  p->config_classes = false;
 }
 
 static double seconds(int64_t ns) { return (double)ns / 1e9; }

@@ -22,6 +22,22 @@ typedef struct {
   /* MISSING_PROGRESS: the ack floor stood for at least this many times the
    * redelivery delay while later messages were acked. */
   double missing_progress_factor;
+  /* The classes beyond the five (nl_detect_ext.h). NAK_STORM from NAK
+   * advisories: at least nak_adv_min NAKs within nak_adv_window_s, one of
+   * them of a message delivered at least nak_adv_min_deliveries times. */
+  double nak_adv_window_s;
+  unsigned nak_adv_min;
+  unsigned nak_adv_min_deliveries;
+  /* PUSH_UNBOUND: a push consumer with a backlog and no subscriber for at
+   * least this long. */
+  double push_unbound_s;
+  /* RETENTION_RISK: forecast time to eviction below this. */
+  double retention_horizon_s;
+  /* The configuration classes (ACK_NONE_CONSUMER, ACK_ALL_PARALLEL,
+   * INTEREST_NO_CONSUMERS, STREAM_SINGLE_REPLICA, CONSUMER_UNOBSERVABLE),
+   * raised through nl_audit's rules. Off by default: nats-lens-check
+   * reports those rules itself; the collectd plugin turns them on. */
+  bool config_classes;
 } nl_detect_params;
 
 void nl_detect_params_default(nl_detect_params *p);

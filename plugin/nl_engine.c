@@ -1,22 +1,32 @@
 /* nl_engine.c: one poll's snapshots through history and detectors. */
 #include "nl_engine.h"
 
+#include "nl_detect_ext.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-/* Running count of messages lost to eviction, per stream name. */
+/* Per stream name: the running count of messages lost to eviction, and the
+ * stream-level findings with what their detection keeps between polls. */
 typedef struct {
   char *name;
   uint64_t lost_total;
+  uint32_t seen_generation;
+  nl_ext_stream_prev prev;
+  nl_finding *active[NL_CLASS_COUNT]; /* Stream-level classes only. */
 } stream_total;
 
 struct nl_engine {
   nl_registry *reg;
   nl_detect_params params;
+  nl_audit_params audit;
+  nl_audit_result scratch; /* Reused by the configuration classes. */
   uint32_t generation;
   stream_total *totals;
   size_t n_totals;
   size_t cap_totals;
+  uint64_t advisories_fed;
+  uint64_t advisories_unknown;
 };
 
 nl_engine *nl_engine_create(const nl_detect_params *params) {
@@ -29,6 +39,7 @@ nl_engine *nl_engine_create(const nl_detect_params *params) {
     return NULL;
   }
   e->params = *params;
+  nl_audit_params_default(&e->audit);
   return e;
 }
 
@@ -36,9 +47,13 @@ void nl_engine_free(nl_engine *e) {
   if (e == NULL)
     return;
   nl_registry_free(e->reg);
-  for (size_t i = 0; i < e->n_totals; i++)
+  for (size_t i = 0; i < e->n_totals; i++) {
     free(e->totals[i].name);
+    for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
+      free(e->totals[i].active[cls]);
+  }
   free(e->totals);
+  nl_audit_result_free(&e->scratch);
   free(e);
 }
 
@@ -61,17 +76,19 @@ static stream_total *total_for(nl_engine *e, const char *name) {
   char *copy = strdup(name);
   if (copy == NULL)
     return NULL;
-  e->totals[e->n_totals] = (stream_total){copy, 0};
+  e->totals[e->n_totals] = (stream_total){.name = copy};
   return &e->totals[e->n_totals++];
 }
 
-/* Brings st->active in line with this poll's detection, reporting each
- * change. */
-static void update_findings(nl_consumer_state *st, const bool *active,
-                            nl_finding *found, int64_t now_ns,
-                            const nl_engine_sink *sink, void *ud) {
-  for (int cls = 0; cls < NL_CLASS_COUNT; cls++) {
-    nl_finding *held = st->active[cls];
+/* Brings held (st->active, or a stream's) in line with this detection for
+ * the classes from first to last, reporting each change under stream and
+ * consumer. */
+static void update_held(nl_finding **held_set, const char *stream,
+                        const char *consumer, int first, int last,
+                        const bool *active, nl_finding *found, int64_t now_ns,
+                        const nl_engine_sink *sink, void *ud) {
+  for (int cls = first; cls <= last; cls++) {
+    nl_finding *held = held_set[cls];
     if (active[cls]) {
       if (held != NULL) {
         found[cls].since_ns = held->since_ns;
@@ -83,16 +100,25 @@ static void update_findings(nl_consumer_state *st, const bool *active,
         continue; /* Reported on a later poll when memory allows. */
       found[cls].since_ns = now_ns;
       *held = found[cls];
-      st->active[cls] = held;
+      held_set[cls] = held;
       if (sink && sink->transition)
-        sink->transition(ud, st->stream, st->name, held, true, NULL);
+        sink->transition(ud, stream, consumer, held, true, NULL);
     } else if (held != NULL) {
       if (sink && sink->transition)
-        sink->transition(ud, st->stream, st->name, held, false, NULL);
+        sink->transition(ud, stream, consumer, held, false, NULL);
       free(held);
-      st->active[cls] = NULL;
+      held_set[cls] = NULL;
     }
   }
+}
+
+/* Brings st->active in line with this poll's detection, reporting each
+ * change. */
+static void update_findings(nl_consumer_state *st, const bool *active,
+                            nl_finding *found, int64_t now_ns,
+                            const nl_engine_sink *sink, void *ud) {
+  update_held(st->active, st->stream, st->name, 0, NL_CLASS_COUNT - 1, active,
+              found, now_ns, sink, ud);
 }
 
 typedef struct {
@@ -125,10 +151,79 @@ static void report_gone(nl_consumer_state *st, void *arg) {
                             false, "consumer deleted");
 }
 
+/* Detects the stream-level classes of stream i (state t) and reports
+ * transitions and the stream's classes. */
+static void stream_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
+                           stream_total *t, uint64_t delivered_delta,
+                           int64_t now_ns, const nl_engine_sink *sink,
+                           void *ud) {
+  bool active[NL_CLASS_COUNT] = {false};
+  nl_finding found[NL_CLASS_COUNT];
+  nl_ext_detect_stream(set, i, &t->prev, delivered_delta, t->active, &e->params,
+                       &e->scratch, &e->audit, active, found);
+  for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
+    if (nl_class_is_stream(cls))
+      update_held(t->active, t->name, NL_STREAM_FINDING_CONSUMER, cls, cls,
+                  active, found, now_ns, sink, ud);
+  const nl_stream_snap *s = &set->streams[i];
+  t->prev = (nl_ext_stream_prev){true, s->last_seq, s->msgs, s->consumer_count,
+                                 now_ns};
+  t->seen_generation = e->generation;
+}
+
+const nl_finding *nl_engine_stream_finding(nl_engine *e, const char *stream,
+                                           nl_class cls) {
+  if ((unsigned)cls >= NL_CLASS_COUNT)
+    return NULL;
+  for (size_t i = 0; i < e->n_totals; i++)
+    if (strcmp(e->totals[i].name, stream) == 0)
+      return e->totals[i].active[cls];
+  return NULL;
+}
+
+/* Clears the stream-level findings of streams this poll did not list. */
+static void streams_gone(nl_engine *e, const nl_engine_sink *sink, void *ud) {
+  for (size_t i = 0; i < e->n_totals; i++) {
+    stream_total *t = &e->totals[i];
+    if (t->seen_generation == e->generation)
+      continue;
+    t->prev.have_prev = false;
+    for (int cls = 0; cls < NL_CLASS_COUNT; cls++) {
+      if (t->active[cls] == NULL)
+        continue;
+      if (sink && sink->transition)
+        sink->transition(ud, t->name, NL_STREAM_FINDING_CONSUMER,
+                         t->active[cls], false, "stream not listed");
+      free(t->active[cls]);
+      t->active[cls] = NULL;
+    }
+  }
+}
+
+/* The publish rate of stream s since the previous poll, or -1. */
+static double publish_rate(nl_engine *e, const nl_stream_snap *s,
+                           int64_t now_ns) {
+  for (size_t i = 0; i < e->n_totals; i++) {
+    const nl_ext_stream_prev *p = &e->totals[i].prev;
+    if (strcmp(e->totals[i].name, s->name) != 0)
+      continue;
+    if (!p->have_prev || now_ns <= p->t_ns || s->last_seq < p->last_seq)
+      return -1;
+    return (double)(s->last_seq - p->last_seq) /
+           ((double)(now_ns - p->t_ns) / 1e9);
+  }
+  return -1;
+}
+
 size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
                        const nl_engine_sink *sink, void *ud) {
   e->generation++;
-  uint64_t *lost = calloc(set->n_streams ? set->n_streams : 1, sizeof(*lost));
+  size_t ns = set->n_streams ? set->n_streams : 1;
+  uint64_t *lost = calloc(ns, sizeof(*lost));
+  uint64_t *delivered = calloc(ns, sizeof(*delivered));
+  double *rate = malloc(ns * sizeof(*rate));
+  for (size_t i = 0; rate != NULL && i < set->n_streams; i++)
+    rate[i] = publish_rate(e, &set->streams[i], now_ns);
   for (size_t i = 0; i < set->n_consumers; i++) {
     const nl_consumer_snap *c = &set->consumers[i];
     const nl_stream_snap *s = &set->streams[c->stream_index];
@@ -142,12 +237,21 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
         nl_registry_observe(e->reg, c, s, now_ns, e->generation, &reset);
     if (st == NULL)
       continue;
-    bool active[NL_CLASS_COUNT];
+    /* Classes no detector below sets (the stream-level ones) stay off. */
+    bool active[NL_CLASS_COUNT] = {false};
     nl_finding found[NL_CLASS_COUNT];
     nl_detect_consumer(st, c, s, &e->params, active, found);
+    nl_ext_poll ctx = {set, i, rate ? rate[c->stream_index] : -1, &e->scratch,
+                       &e->audit};
+    nl_ext_detect_consumer(st, c, s, &e->params, &ctx, now_ns, active, found);
     update_findings(st, active, found, now_ns, sink, ud);
     if (lost != NULL)
       lost[c->stream_index] += st->lost_last;
+    const nl_sample *s0 = nl_state_sample(st, 0), *s1 = nl_state_sample(st, 1);
+    if (delivered != NULL && s0 != NULL && s1 != NULL &&
+        s0->delivered_consumer_seq > s1->delivered_consumer_seq)
+      delivered[c->stream_index] +=
+          s0->delivered_consumer_seq - s1->delivered_consumer_seq;
     if (sink && sink->consumer)
       sink->consumer(ud, c, s, st);
   }
@@ -155,10 +259,16 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
     stream_total *t = total_for(e, set->streams[i].name);
     if (t != NULL && lost != NULL)
       t->lost_total += lost[i];
+    if (t != NULL)
+      stream_classes(e, set, i, t, delivered ? delivered[i] : 0, now_ns, sink,
+                     ud);
     if (sink && sink->stream)
       sink->stream(ud, &set->streams[i], t ? t->lost_total : 0);
   }
+  streams_gone(e, sink, ud);
   free(lost);
+  free(delivered);
+  free(rate);
   sweep_ctx ctx = {set, sink, ud, 0};
   nl_registry_sweep(e->reg, e->generation, keep_unlisted, report_gone, &ctx);
   return ctx.kept;
@@ -183,4 +293,58 @@ void nl_engine_counts(nl_engine *e, size_t *consumers,
   count_ctx ctx = {0, active};
   nl_registry_each(e->reg, count_one, &ctx);
   *consumers = ctx.consumers;
+  for (size_t i = 0; i < e->n_totals; i++)
+    for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
+      if (e->totals[i].active[cls] != NULL)
+        active[cls]++;
+}
+
+/* Clears every finding of st at once, with reason. */
+static void clear_all(nl_consumer_state *st, const char *reason,
+                      const nl_engine_sink *sink, void *ud) {
+  for (int cls = 0; cls < NL_CLASS_COUNT; cls++) {
+    if (st->active[cls] == NULL)
+      continue;
+    if (sink && sink->transition)
+      sink->transition(ud, st->stream, st->name, st->active[cls], false,
+                       reason);
+    free(st->active[cls]);
+    st->active[cls] = NULL;
+  }
+}
+
+bool nl_engine_advisory(nl_engine *e, const nl_advisory *a, int64_t now_ns,
+                        const nl_engine_sink *sink, void *ud) {
+  e->advisories_fed++;
+  nl_consumer_state *st = nl_registry_find(e->reg, a->stream, a->consumer);
+  if (st == NULL) {
+    e->advisories_unknown++;
+    return false;
+  }
+  if (a->kind == NL_ADV_DELETED) {
+    clear_all(st, "consumer deleted", sink, ud);
+    return true;
+  }
+  if (nl_ext_record(st, a) != 0)
+    return true;
+  if (a->kind != NL_ADV_MAX_DELIVER && a->kind != NL_ADV_NAK)
+    return true;
+  bool active[NL_CLASS_COUNT];
+  nl_finding found[NL_CLASS_COUNT];
+  nl_ext_detect_advisory(st, &e->params, now_ns, active, found);
+  /* Only onsets and updates here: a class the advisories no longer prove
+   * may still hold from polling, so clearing waits for the next poll. */
+  for (int cls = 0; cls < NL_CLASS_COUNT; cls++) {
+    if (cls != NL_MAX_DELIVER_EXHAUSTED && cls != NL_NAK_STORM)
+      continue;
+    if (active[cls])
+      update_held(st->active, st->stream, st->name, cls, cls, active, found,
+                  now_ns, sink, ud);
+  }
+  return true;
+}
+
+void nl_engine_advisory_counts(nl_engine *e, uint64_t *fed, uint64_t *unknown) {
+  *fed = e->advisories_fed;
+  *unknown = e->advisories_unknown;
 }

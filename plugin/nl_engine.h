@@ -7,6 +7,7 @@
 #ifndef NL_ENGINE_H
 #define NL_ENGINE_H
 
+#include "nl_advisory.h"
 #include "nl_detect.h"
 #include "nl_history.h"
 #include "nl_snapshot.h"
@@ -16,7 +17,9 @@ typedef struct {
   void (*consumer)(void *ud, const nl_consumer_snap *c, const nl_stream_snap *s,
                    const nl_consumer_state *st);
   /* A stream seen in this poll, with the running count of messages its
-   * consumers lost to eviction. */
+   * consumers lost to eviction. Its stream-level classes (nl_class_is_stream)
+   * are already detected: see nl_engine_stream_finding. Their transitions
+   * carry the consumer NL_STREAM_FINDING_CONSUMER. */
   void (*stream)(void *ud, const nl_stream_snap *s, uint64_t lost_total);
   /* A finding started (active) or cleared (!active). For a clear, f is the
    * last active version. reason is NULL, or why a consumer's findings
@@ -40,10 +43,29 @@ void nl_engine_free(nl_engine *e);
 size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
                        const nl_engine_sink *sink, void *ud);
 
+/* Feeds one advisory (nl_advisory.h) received at now_ns into the engine:
+ * records it for the consumer it names and raises at once what it proves
+ * (MAX_DELIVER_EXHAUSTED, NAK_STORM), reporting transitions to sink; a
+ * DELETED advisory clears the consumer's findings ("consumer deleted").
+ * Advisories of consumers no poll has seen yet are counted and dropped.
+ * Not thread-safe: serialise with nl_engine_apply. Returns true when the
+ * advisory named a known consumer. */
+bool nl_engine_advisory(nl_engine *e, const nl_advisory *a, int64_t now_ns,
+                        const nl_engine_sink *sink, void *ud);
+
+/* Advisories fed in, and those of consumers not known yet. */
+void nl_engine_advisory_counts(nl_engine *e, uint64_t *fed, uint64_t *unknown);
+
+/* Returns the active stream-level finding of class cls for the stream
+ * named stream, or NULL. */
+const nl_finding *nl_engine_stream_finding(nl_engine *e, const char *stream,
+                                           nl_class cls);
+
 /* Returns the registry (owned by the engine), for read-only views. */
 nl_registry *nl_engine_registry(nl_engine *e);
 
-/* Counts consumers held and active findings per class. */
+/* Counts consumers held and active findings per class (stream-level
+ * classes counted per stream). */
 void nl_engine_counts(nl_engine *e, size_t *consumers,
                       size_t active[NL_CLASS_COUNT]);
 

@@ -9,6 +9,7 @@ static const struct {
   const char *name;
   const char *suffix;
   nl_severity severity;
+  bool stream_level;
 } classes[NL_CLASS_COUNT] = {
     [NL_ACK_WAIT_VIOLATION] = {"ACK_WAIT_VIOLATION", "ack_wait_violation",
                                NL_SEVERITY_CRITICAL},
@@ -18,6 +19,25 @@ static const struct {
     [NL_NAK_STORM] = {"NAK_STORM", "nak_storm", NL_SEVERITY_WARNING},
     [NL_MISSING_PROGRESS] = {"MISSING_PROGRESS", "missing_progress",
                              NL_SEVERITY_CRITICAL},
+    [NL_MAX_DELIVER_EXHAUSTED] = {"MAX_DELIVER_EXHAUSTED",
+                                  "max_deliver_exhausted",
+                                  NL_SEVERITY_CRITICAL},
+    [NL_INTEREST_NO_CONSUMERS] = {"INTEREST_NO_CONSUMERS",
+                                  "interest_no_consumers", NL_SEVERITY_CRITICAL,
+                                  true},
+    [NL_ACK_NONE_CONSUMER] = {"ACK_NONE_CONSUMER", "ack_none_consumer",
+                              NL_SEVERITY_WARNING},
+    [NL_ACK_ALL_PARALLEL] = {"ACK_ALL_PARALLEL", "ack_all_parallel",
+                             NL_SEVERITY_WARNING},
+    [NL_PUSH_UNBOUND] = {"PUSH_UNBOUND", "push_unbound", NL_SEVERITY_WARNING},
+    [NL_RETENTION_RISK] = {"RETENTION_RISK", "retention_risk",
+                           NL_SEVERITY_WARNING},
+    [NL_CONSUMER_UNOBSERVABLE] = {"CONSUMER_UNOBSERVABLE",
+                                  "consumer_unobservable", NL_SEVERITY_WARNING,
+                                  true},
+    [NL_STREAM_SINGLE_REPLICA] = {"STREAM_SINGLE_REPLICA",
+                                  "stream_single_replica", NL_SEVERITY_WARNING,
+                                  true},
 };
 
 const char *nl_class_name(nl_class cls) {
@@ -31,6 +51,10 @@ const char *nl_class_type_suffix(nl_class cls) {
 nl_severity nl_class_severity(nl_class cls) {
   return (unsigned)cls < NL_CLASS_COUNT ? classes[cls].severity
                                         : NL_SEVERITY_WARNING;
+}
+
+bool nl_class_is_stream(nl_class cls) {
+  return (unsigned)cls < NL_CLASS_COUNT && classes[cls].stream_level;
 }
 
 const char *nl_severity_name(nl_severity sev) {

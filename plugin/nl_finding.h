@@ -12,6 +12,15 @@ typedef enum {
   NL_MAX_PENDING_THROTTLE,
   NL_NAK_STORM,
   NL_MISSING_PROGRESS,
+  /* Classes added with advisory-driven detection (docs/detectors.md). */
+  NL_MAX_DELIVER_EXHAUSTED,
+  NL_INTEREST_NO_CONSUMERS, /* Stream-level. */
+  NL_ACK_NONE_CONSUMER,
+  NL_ACK_ALL_PARALLEL,
+  NL_PUSH_UNBOUND,
+  NL_RETENTION_RISK,
+  NL_CONSUMER_UNOBSERVABLE, /* Stream-level. */
+  NL_STREAM_SINGLE_REPLICA, /* Stream-level. */
   NL_CLASS_COUNT
 } nl_class;
 
@@ -49,6 +58,13 @@ const char *nl_class_type_suffix(nl_class cls);
 
 /* Returns the fixed severity of a class. */
 nl_severity nl_class_severity(nl_class cls);
+
+/* Returns true for a class about a stream as a whole: its findings have no
+ * consumer (the consumer name is NL_STREAM_FINDING_CONSUMER). */
+bool nl_class_is_stream(nl_class cls);
+
+/* The consumer name that stream-level findings carry in transitions. */
+#define NL_STREAM_FINDING_CONSUMER ""
 
 /* Returns "critical" or "warning". */
 const char *nl_severity_name(nl_severity sev);

@@ -37,6 +37,7 @@ nl_registry *nl_registry_create(void) {
 static void state_free(nl_consumer_state *st) {
   for (int i = 0; i < NL_CLASS_COUNT; i++)
     free(st->active[i]);
+  free(st->ext);
   free(st); /* The names live in the same allocation. */
 }
 
@@ -109,6 +110,8 @@ const nl_redelivery_event *nl_state_event(const nl_consumer_state *st,
  * that they clear through the normal path on the next detection. */
 static void state_reset(nl_consumer_state *st, int64_t created_ns) {
   st->created_ns = created_ns;
+  free(st->ext);
+  st->ext = NULL;
   st->count = 0;
   st->newest = 0;
   st->n_events = 0;

@@ -89,6 +89,9 @@ typedef struct nl_consumer_state {
   int64_t longest_pin_ns; /* Longest time the floor stood with work pending. */
 
   nl_finding *active[NL_CLASS_COUNT]; /* Active findings (owned), or NULL. */
+  /* What the classes beyond the five keep (nl_detect_ext.h; owned, one
+   * allocation without pointers), or NULL until one needs it. */
+  struct nl_ext_state *ext;
 } nl_consumer_state;
 
 typedef struct nl_registry nl_registry;

@@ -69,8 +69,8 @@ int nl_nkey_public_from_seed(const char *seed, char *pub, size_t publen,
                              char *err, size_t errlen) {
   unsigned char raw[2 + RAW_KEY_LEN + 2 + 8];
   size_t n = strlen(seed);
-  while (n > 0 && (seed[n - 1] == '\n' || seed[n - 1] == '\r' ||
-                   seed[n - 1] == ' '))
+  while (n > 0 &&
+         (seed[n - 1] == '\n' || seed[n - 1] == '\r' || seed[n - 1] == ' '))
     n--;
   int len = b32_decode(seed, n, raw, sizeof(raw));
   int rc = -1;
@@ -89,8 +89,7 @@ int nl_nkey_public_from_seed(const char *seed, char *pub, size_t publen,
                                                  raw + 2, RAW_KEY_LEN);
     unsigned char out[1 + RAW_KEY_LEN + 2];
     size_t klen = RAW_KEY_LEN;
-    if (key != NULL &&
-        EVP_PKEY_get_raw_public_key(key, out + 1, &klen) == 1 &&
+    if (key != NULL && EVP_PKEY_get_raw_public_key(key, out + 1, &klen) == 1 &&
         klen == RAW_KEY_LEN) {
       out[0] = PREFIX_USER;
       uint16_t crc = crc16(out, 1 + RAW_KEY_LEN);
@@ -127,7 +126,9 @@ int nl_nkey_public_from_seed_file(const char *path, char *pub, size_t publen,
   OPENSSL_cleanse(line, sizeof(line));
   fclose(f);
   if (!found)
-    snprintf(err, errlen, "no user seed (a line starting with \"SU\") in "
-                          "\"%s\"", path);
+    snprintf(err, errlen,
+             "no user seed (a line starting with \"SU\") in "
+             "\"%s\"",
+             path);
   return rc;
 }

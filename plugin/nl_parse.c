@@ -452,3 +452,8 @@ int nl_parse_consumer_list(const char *json, size_t len, size_t stream_index,
   json_object_put(root);
   return NL_PARSE_OK;
 }
+
+struct json_object *nl_parse_object(const char *json, size_t len, int *rc,
+                                    char *err, size_t errlen) {
+  return parse_reply(json, len, rc, err, errlen);
+}

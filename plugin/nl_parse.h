@@ -43,4 +43,12 @@ int nl_parse_consumer_list(const char *json, size_t len, size_t stream_index,
  * -1 when the text is not such a time. Go's zero time gives 0. */
 int nl_parse_rfc3339(const char *text, int64_t *out_ns);
 
+struct json_object;
+
+/* Parses text that must be one JSON object (white space around it allowed)
+ * and not a JetStream API error reply. Returns the object (the caller puts
+ * it), or NULL with *rc set to a negative code and a reason in err. */
+struct json_object *nl_parse_object(const char *json, size_t len, int *rc,
+                                    char *err, size_t errlen);
+
 #endif

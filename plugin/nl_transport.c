@@ -21,6 +21,16 @@ struct nl_transport {
   pthread_mutex_t lock;
   pthread_cond_t closed_cond;
   bool closed;
+  /* Subscriptions made with nl_transport_subscribe. */
+  struct nl_sub *subs;
+};
+
+/* One subscription: the cnats handle and the receiver it calls. */
+struct nl_sub {
+  struct nl_sub *next;
+  natsSubscription *sub;
+  nl_message_fn fn;
+  void *ud;
 };
 
 /* Writes a cnats status and its last error detail into err. */
@@ -238,16 +248,72 @@ int nl_transport_publish(void *ctx, const char *subject, const char *data,
   return 0;
 }
 
+static void on_message(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
+                       void *closure) {
+  (void)nc;
+  (void)sub;
+  struct nl_sub *s = closure;
+  int len = natsMsg_GetDataLength(msg);
+  s->fn(s->ud, natsMsg_GetSubject(msg), natsMsg_GetData(msg),
+        len > 0 ? (size_t)len : 0);
+  natsMsg_Destroy(msg);
+}
+
+int nl_transport_subscribe(nl_transport *t, const char *subject,
+                           nl_message_fn fn, void *ud, char *err,
+                           size_t errlen) {
+  if (t->conn == NULL) {
+    snprintf(err, errlen, "not connected");
+    return -1;
+  }
+  struct nl_sub *s = calloc(1, sizeof(*s));
+  if (s == NULL) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  s->fn = fn;
+  s->ud = ud;
+  natsStatus st =
+      natsConnection_Subscribe(&s->sub, t->conn, subject, on_message, s);
+  if (st != NATS_OK) {
+    status_text(st, "subscribe", err, errlen);
+    free(s);
+    return -1;
+  }
+  s->next = t->subs;
+  t->subs = s;
+  return 0;
+}
+
+/* Ends every subscription, waiting (at most 1 s each) until the messages
+ * cnats already holds are handed over, so that no callback runs after
+ * this returns. */
+static void end_subscriptions(nl_transport *t) {
+  for (struct nl_sub *s = t->subs; s != NULL; s = s->next)
+    if (!nl_transport_connected(t) ||
+        natsSubscription_Drain(s->sub) != NATS_OK ||
+        natsSubscription_WaitForDrainCompletion(s->sub, 1000) != NATS_OK)
+      natsSubscription_Unsubscribe(s->sub);
+}
+
 void nl_transport_free(nl_transport *t) {
   if (t == NULL)
     return;
+  end_subscriptions(t);
   if (t->conn != NULL) {
     /* cnats makes the disconnected and closed callbacks from its own thread
      * after Close returns; t must outlive them. */
     natsConnection_Close(t->conn);
     wait_closed(t);
-    natsConnection_Destroy(t->conn);
   }
+  while (t->subs != NULL) {
+    struct nl_sub *s = t->subs;
+    t->subs = s->next;
+    natsSubscription_Destroy(s->sub);
+    free(s);
+  }
+  if (t->conn != NULL)
+    natsConnection_Destroy(t->conn);
   natsOptions_Destroy(t->opts);
   pthread_cond_destroy(&t->closed_cond);
   pthread_mutex_destroy(&t->lock);

@@ -59,6 +59,21 @@ int nl_transport_request(void *ctx, const char *subject, const char *payload,
 int nl_transport_publish(void *ctx, const char *subject, const char *data,
                          size_t len, char *err, size_t errlen);
 
+/* Receives one message of a subscription, on a cnats thread. data is not
+ * NUL-terminated and is valid only during the call. */
+typedef void (*nl_message_fn)(void *ud, const char *subject, const char *data,
+                              size_t len);
+
+/* Subscribes to subject (wildcards allowed) on the connection, which must
+ * have been made (nl_transport_connect succeeded once); cnats renews the
+ * subscription after each reconnect. fn runs on a cnats thread for every
+ * message until nl_transport_free, which ends the subscription and waits
+ * (at most 1 s) for a call in progress. Nothing is ever acked or replied
+ * to. Returns 0, or -1 with a one-line reason in err. */
+int nl_transport_subscribe(nl_transport *t, const char *subject,
+                           nl_message_fn fn, void *ud, char *err,
+                           size_t errlen);
+
 /* Closes the connection and frees everything. NULL is allowed. */
 void nl_transport_free(nl_transport *t);
 

@@ -127,6 +127,26 @@ nl_start_server() {
   }
 }
 
+# nl_log_csv_config: the collectd configuration lines that log to
+# $NL_TMP/collectd.log (notifications included) and write values as CSV
+# under $NL_TMP/csv, as every test reads them.
+nl_log_csv_config() {
+  cat <<EOF
+LoadPlugin logfile
+<Plugin logfile>
+  LogLevel info
+  File "$NL_TMP/collectd.log"
+  Timestamp true
+  PrintSeverity true
+</Plugin>
+LoadPlugin csv
+<Plugin csv>
+  DataDir "$NL_TMP/csv"
+  StoreRates false
+</Plugin>
+EOF
+}
+
 # nl_start_collectd INSTANCE_BLOCKS [INTERVAL] [EXTRA_CONFIG] [PLUGINS]:
 # runs collectd in the foreground (in the background of the test) with
 # logfile, csv and the built plugin. The plugin's configuration is given as
@@ -148,18 +168,7 @@ PIDFile "$NL_TMP/collectd.pid"
 PluginDir "$NL_TMP/plugins"
 TypesDB "/usr/share/collectd/types.db" "$NL_TYPES"
 Interval $interval
-LoadPlugin logfile
-<Plugin logfile>
-  LogLevel info
-  File "$NL_TMP/collectd.log"
-  Timestamp true
-  PrintSeverity true
-</Plugin>
-LoadPlugin csv
-<Plugin csv>
-  DataDir "$NL_TMP/csv"
-  StoreRates false
-</Plugin>
+$(nl_log_csv_config)
 $extra
 LoadPlugin nats_lens
 <Plugin nats_lens>
@@ -251,4 +260,29 @@ nl_csv_polls() {
   f=$(nl_csv_file "$1" "$2" "$3")
   [ -n "$f" ] && awk -F, -v a="$4" -v b="$5" \
     'NR > 1 && $1 > a && $1 <= b { n++ } END { print n + 0 }' "$f"
+}
+
+# nl_csv_rows PLUGIN_INSTANCE TYPE TYPE_INSTANCE AWK_CONDITION: the number of
+# rows of a value file for which the condition on $1 (epoch) and $2 (value)
+# holds; 0 when there is no such file.
+nl_csv_rows() {
+  local f
+  f=$(nl_csv_file "$1" "$2" "$3")
+  if [ -n "$f" ]; then
+    awk -F, "NR > 1 && ($4) { n++ } END { print n + 0 }" "$f"
+  else
+    echo 0
+  fi
+}
+
+# nl_wait_for SECONDS COMMAND...: runs the command every 0.5 s until it
+# succeeds (then succeeds) or SECONDS have passed (then fails).
+nl_wait_for() {
+  local secs=$1 i
+  shift
+  for ((i = 0; i < secs * 2; i++)); do
+    "$@" && return 0
+    sleep 0.5
+  done
+  return 1
 }

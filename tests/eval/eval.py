@@ -510,14 +510,15 @@ def baseline_phase(env, tracer, rounds_tag="V"):
 
 def connected_node(env):
     """Index of the node that holds the plugin's connection (named
-    "nats-lens" in /connz), or None."""
+    "nats-lens ..." in /connz), or None."""
     for i, port in enumerate(env.monitor):
         try:
             conns = http_json(port, "/connz?limit=1024").get(
                 "connections") or []
         except OSError:
             continue
-        if any(c.get("name") == "nats-lens" for c in conns):
+        if any((c.get("name") or "").startswith("nats-lens")
+               for c in conns):
             return i
     return None
 
@@ -645,11 +646,11 @@ def main():
                 label = "cluster, node killed (%s)" % (
                     "not the plugin's" if which == "other"
                     else "the plugin's")
-                log("%s: node %d killed mid-round, plugin on node %d" % (
-                    label, victim, plugin_node))
+                log("%s: node n%d killed mid-round, plugin on n%d" % (
+                    label, victim + 1, plugin_node + 1))
 
                 def do_kill(v=victim):
-                    log("killing node %d" % v)
+                    log("killing node n%d" % (v + 1))
                     cl.kill(v)
                 res = class_round(env, tracer, rnd, langs, label,
                                   tag="K", on_injected=do_kill)

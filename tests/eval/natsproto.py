@@ -241,7 +241,8 @@ def js_api(conn, subject, body=None, timeout=2.0):
     msg = conn.request("$JS.API." + subject, data, timeout)
     reply = json.loads(msg.data or b"{}")
     if "error" in reply:
-        raise NatsError("%s: %s" % (subject, reply["error"].get("description")))
+        raise NatsError("%s: %s" % (subject,
+                                    reply["error"].get("description")))
     return reply
 
 

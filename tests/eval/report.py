@@ -22,8 +22,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from scenarios import CLASSES, REFERENCE_P50_MS, ROOT  # noqa: E402
 
-LANG_NAMES = {"c": "C (cnats)", "go": "Go (nats.go)", "js": "JavaScript (nats.js)",
-              "py": "Python (stdlib)"}
+LANG_NAMES = {"c": "C (cnats)", "go": "Go (nats.go)",
+              "js": "JavaScript (nats.js)", "py": "Python (stdlib)"}
 
 
 def wilson(k, n, z=1.96):
@@ -106,7 +106,8 @@ def table_classes(groups, d, label):
     lines = ["| class | language | rounds | detected | coverage (95% CI) | "
              "from injection P50 / P95 / P99 ms | in polls | "
              "from API signal P50 / P95 / P99 ms | in polls | "
-             "recovery P50 / P95 ms | resolved | false positives |",
+             "recovery P50 / P95 ms | resolved | false positives (other "
+             "class or repeat) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for cls in CLASSES:
         for lang in ("c", "go", "js", "py"):
@@ -186,7 +187,8 @@ def git_commit():
                                "HEAD"], stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL).stdout.decode(
         ).strip() + (" (with uncommitted changes)" if subprocess.run(
-            ["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+            ["git", "-C", ROOT, "status", "--porcelain",
+             "--untracked-files=no"],
             stdout=subprocess.PIPE).stdout.strip() else "")
     except OSError:
         return "unknown"
@@ -286,7 +288,7 @@ def main():
     kills = [k for raw in raws for k in raw.get("kills", [])]
     if kills:
         md += ["Node kills: " + "; ".join(
-            "killed node %d (%s), plugin on node %s before and %s after" % (
+            "killed n%d (%s), plugin on n%s before and n%s after" % (
                 k["victim"] + 1, "not the plugin's" if k["which"] == "other"
                 else "the plugin's", (k["plugin_node_before"] or 0) + 1,
                 "?" if k["plugin_node_after"] is None
@@ -371,6 +373,23 @@ def main():
         md += ["", "Fields that moved under healthy traffic too: %s." % (
             ", ".join("`%s`" % f for f in base.get("_healthy_changed", []))
             or "none"), ""]
+
+    # Every fault that was not detected with its class, and what fired.
+    missed = [r for r in results if r.get("phase") == "classes"
+              and (not r.get("detected") or r.get("unexpected"))]
+    if missed:
+        md += ["## Rows below 100 % or with another class", "",
+               "| case | scenario | detected | notifications | errors |",
+               "|---|---|---|---|---|"]
+        for r in missed:
+            md.append("| %s | %s | %s | %s | %s |" % (
+                r["case"], r.get("scenario"),
+                "yes" if r.get("detected") else "no",
+                ", ".join("%s %s" % tuple(n) for n in
+                          r.get("notifications", [])) or "none",
+                "; ".join(r.get("errors", [])) or r.get("error", "") or
+                "none"))
+        md.append("")
 
     # Overall verdict.
     class_ok = all(summarise(rows, d)["coverage"] == 1.0

@@ -53,7 +53,8 @@ class Step:
     `sleep` waits."""
 
     def __init__(self, kind, args=None, secs=0.0, name=None):
-        self.kind, self.args, self.secs, self.name = kind, args or [], secs, name
+        self.kind, self.args = kind, args or []
+        self.secs, self.name = secs, name
 
 
 def tool(*args):

@@ -7,6 +7,7 @@
  * negative, out of order) reach the interval arithmetic of the history and
  * every detector. The sanitizers catch any memory or undefined-behaviour
  * fault; a parse failure must come with a reason. */
+#define _GNU_SOURCE /* memmem */
 #include "nl_engine.h"
 #include "nl_parse.h"
 

@@ -137,7 +137,15 @@ def load(tag):
 
 SEVERITY = {"ACK_WAIT_VIOLATION": "critical", "SEQUENCE_GAP": "critical",
             "MAX_PENDING_THROTTLE": "warning", "NAK_STORM": "warning",
-            "MISSING_PROGRESS": "critical"}
+            "MISSING_PROGRESS": "critical",
+            # The classes added with advisory-driven detection
+            # (docs/detectors.md); PUSH_UNBOUND escalates to critical.
+            "MAX_DELIVER_EXHAUSTED": "critical",
+            "INTEREST_NO_CONSUMERS": "critical",
+            "ACK_NONE_CONSUMER": "warning", "ACK_ALL_PARALLEL": "warning",
+            "PUSH_UNBOUND": "warning", "RETENTION_RISK": "warning",
+            "CONSUMER_UNOBSERVABLE": "warning",
+            "STREAM_SINGLE_REPLICA": "warning"}
 RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 now = datetime.datetime.now(datetime.timezone.utc)
 

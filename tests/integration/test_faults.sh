@@ -101,27 +101,10 @@ nl_start_collectd "<Instance \"js\">
 </Instance>" 1 || exit 1
 START=$(date +%s)
 
-# csv_rows PI TYPE TI AWK_CONDITION: rows of a value file matching.
-csv_rows() {
-  local f
-  f=$(nl_csv_file "$1" "$2" "$3")
-  [ -n "$f" ] && awk -F, "NR > 1 && ($4) { n++ } END { print n + 0 }" "$f" ||
-    echo 0
-}
-# wait_for SECONDS COMMAND...: retries the command every 0.5 s.
-wait_for() {
-  local secs=$1 i
-  shift
-  for ((i = 0; i < secs * 2; i++)); do
-    "$@" && return 0
-    sleep 0.5
-  done
-  return 1
-}
-has_rows() { [ "$(csv_rows "$@")" -gt 0 ]; }
+has_rows() { [ "$(nl_csv_rows "$@")" -gt 0 ]; }
 
 # --- restart -------------------------------------------------------------
-if wait_for 10 has_rows js-FILE nats_lens_num_pending steady '1'; then
+if nl_wait_for 10 has_rows js-FILE nats_lens_num_pending steady '1'; then
   nl_pass restart/polling-before
 else
   nl_fail restart/polling-before "no values for FILE/steady"
@@ -136,12 +119,12 @@ if line=$(nl_wait_notification 10 "severity = FAILURE" "type_instance = poll" \
 else
   nl_fail restart/outage-notified "no POLL_FAILED FAILURE for instance js"
 fi
-if wait_for 5 has_rows js gauge connected "\$1 >= $DOWN && \$2 + 0 == 0"; then
+if nl_wait_for 5 has_rows js gauge connected "\$1 >= $DOWN && \$2 + 0 == 0"; then
   nl_pass restart/outage-value "gauge-connected 0 while down"
 else
   nl_fail restart/outage-value "no gauge-connected 0 after the kill"
 fi
-unobs=$(csv_rows js count unobservable "\$1 >= $DOWN && \$2 + 0 >= 3")
+unobs=$(nl_csv_rows js count unobservable "\$1 >= $DOWN && \$2 + 0 >= 3")
 if [ "$unobs" -gt 0 ]; then
   nl_pass restart/consumers-unobservable "count-unobservable >= 3 while down"
 else
@@ -209,7 +192,7 @@ if [ -z "$false_findings" ]; then
 else
   nl_fail restart/no-false-finding "$false_findings"
 fi
-resets=$(csv_rows js-MEM nats_lens_delivered steady "\$1 >= $UP")
+resets=$(nl_csv_rows js-MEM nats_lens_delivered steady "\$1 >= $UP")
 if [ "$resets" -gt 0 ]; then
   nl_pass restart/counters-after "MEM/steady polled $resets times after the restart"
 else
@@ -219,7 +202,7 @@ fi
 # --- servers and accounts without JetStream, error replies, slow server --
 # Enough polls to see the rate limit (c_complain doubles the wait).
 while [ $(($(date +%s) - START)) -lt 20 ]; do sleep 1; done
-polls() { csv_rows "$1" duration poll 1; }
+polls() { nl_csv_rows "$1" duration poll 1; }
 # expect_error NAME INSTANCE PATTERN: the instance logged PATTERN, in fewer
 # lines than it polled (rate-limited), and POLL_FAILED fired for it.
 expect_error() {
@@ -245,7 +228,7 @@ for inst in nojs noacct slow; do
 done
 expect_error apierr apierr "not fully read: .*API error 503"
 if grep -q 'CONSUMER.LIST.B: malformed JSON' "$NL_TMP/collectd.log" ||
-  [ "$(csv_rows apierr count streams '$2 + 0 == 2')" -gt 0 ]; then
+  [ "$(nl_csv_rows apierr count streams '$2 + 0 == 2')" -gt 0 ]; then
   nl_pass apierr/streams-still-reported "both streams listed, consumer lists failed"
 else
   nl_fail apierr/streams-still-reported "no stream values for apierr"

@@ -29,7 +29,9 @@ authorization {
     { user: nats_lens, password: "$MON_PW", permissions: {
         publish: { allow: ["\$JS.API.STREAM.LIST", "\$JS.API.CONSUMER.LIST.*",
                            "nats.lens.health.>"] }
-        subscribe: { allow: ["_INBOX_nats_lens.>"] }
+        subscribe: { allow: ["_INBOX_nats_lens.>",
+                             "\$JS.EVENT.ADVISORY.CONSUMER.>",
+                             "\$JS.EVENT.METRIC.CONSUMER.ACK.>"] }
     } }
   ]
 }

@@ -237,8 +237,8 @@ static void connect_server(void) {
                                                 NULL);
   if (s == NATS_OK && opt_has("--nkey")) {
     char pub[NL_NKEY_PUBLIC_LEN + 1], why[256];
-    if (nl_nkey_public_from_seed_file(opt_str("--nkey", NULL), pub,
-                                      sizeof(pub), why, sizeof(why)) != 0)
+    if (nl_nkey_public_from_seed_file(opt_str("--nkey", NULL), pub, sizeof(pub),
+                                      why, sizeof(why)) != 0)
       die(2, "--nkey: %s", why);
     s = natsOptions_SetNKeyFromSeed(opts, pub, opt_str("--nkey", NULL));
   }

@@ -34,6 +34,18 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
 }
 
 #define TESTS(X)                                                               \
+  X(test_advisory_parse_fixtures)                                            \
+  X(test_advisory_parse_hostile)                                             \
+  X(test_advisory_queue_bounded)                                             \
+  X(test_max_deliver_exhausted_from_advisory)                                \
+  X(test_max_deliver_exhausted_polled_lower_bound)                           \
+  X(test_nak_storm_from_advisories)                                          \
+  X(test_deleted_advisory_clears_at_once)                                    \
+  X(test_config_classes_follow_audit)                                        \
+  X(test_interest_no_consumers)                                              \
+  X(test_single_replica_and_unobservable)                                    \
+  X(test_push_unbound)                                                       \
+  X(test_retention_risk_forecast)                                            \
   X(test_parse_stream_list_inline)                                             \
   X(test_parse_api_error)                                                      \
   X(test_parse_malformed_replies)                                              \
@@ -100,7 +112,7 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_view_health_words)                                                    \
   X(test_route_decode)                                                         \
   X(test_route_parse)                                                          \
-  X(test_unlisted_consumer_of_incomplete_stream_is_kept)                    \
+  X(test_unlisted_consumer_of_incomplete_stream_is_kept)                       \
   X(test_hostile_truncated_replies)                                            \
   X(test_hostile_wrong_types)                                                  \
   X(test_hostile_numbers)                                                      \

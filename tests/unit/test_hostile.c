@@ -168,12 +168,19 @@ static void run_extreme_delays(int64_t ack_wait, int64_t backoff) {
   nl_detect_params p;
   nl_detect_params_default(&p);
   nl_engine *e = nl_engine_create(&p);
-  nl_stream_snap s = {.name = "S", .first_seq = 1, .last_seq = 1000,
-                      .max_msgs = -1, .max_bytes = -1,
+  nl_stream_snap s = {.name = "S",
+                      .first_seq = 1,
+                      .last_seq = 1000,
+                      .max_msgs = -1,
+                      .max_bytes = -1,
                       .consumers_complete = true};
-  nl_consumer_snap c = {.stream = "S", .name = "c", .created_ns = 1,
-                        .ack_wait_ns = ack_wait, .backoff_first_ns = backoff,
-                        .max_deliver = -1, .max_ack_pending = 5};
+  nl_consumer_snap c = {.stream = "S",
+                        .name = "c",
+                        .created_ns = 1,
+                        .ack_wait_ns = ack_wait,
+                        .backoff_first_ns = backoff,
+                        .max_deliver = -1,
+                        .max_ack_pending = 5};
   int64_t t = 1700000000LL * SEC;
   for (int i = 0; i < 40; i++, t += SEC) {
     c.delivered_stream_seq += 1;
@@ -182,8 +189,8 @@ static void run_extreme_delays(int64_t ack_wait, int64_t backoff) {
     c.num_ack_pending = 5;
     c.num_pending = 100;
     c.ack_floor_stream_seq = 3;
-    nl_snapshot_set set = {.streams = &s, .n_streams = 1, .consumers = &c,
-                           .n_consumers = 1};
+    nl_snapshot_set set = {
+        .streams = &s, .n_streams = 1, .consumers = &c, .n_consumers = 1};
     nl_engine_apply(e, &set, t, NULL, NULL);
   }
   nl_engine_free(e);
@@ -293,7 +300,8 @@ void test_hostile_deep_and_odd_json(void) {
       "{\"streams\":[],\"streams\":7}",
       "{\"error\":\"boom\",\"streams\":[]}",
       "{\"error\":{\"code\":\"x\",\"description\":[]}}",
-      "{\"streams\":[{\"config\":{\"name\":\"s\"},\"state\":{}}],\"total\":1e999}",
+      "{\"streams\":[{\"config\":{\"name\":\"s\"},\"state\":{}}],\"total\":"
+      "1e999}",
       "\xff\xfe{}",
   };
   for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
@@ -316,8 +324,8 @@ void test_hostile_deep_and_odd_json(void) {
   nl_snapshot_set set = {0};
   nl_page_info page;
   char err[256] = "";
-  int rc = nl_parse_stream_list(huge, strlen(huge), &set, &page, err,
-                                sizeof(err));
+  int rc =
+      nl_parse_stream_list(huge, strlen(huge), &set, &page, err, sizeof(err));
   CHECK(rc == NL_PARSE_API_ERROR);
   CHECK(strstr(err, "503") != NULL);
   CHECK(strlen(err) < sizeof(err));

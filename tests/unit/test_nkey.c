@@ -37,7 +37,8 @@ void test_nkey_bad_seeds(void) {
       flipped,
       PUB, /* a public key is not a seed */
       "SAAGNWIXOXLPPX3AWFX6ZIDIRPFOKRZQ6JJ4NIDFSDOK6HNSFPKMPBRQYQ", /* bad */
-      "su" "afgujykutzwhlynfhrlgudizlkakflxpyhhiyspwe7gaqfqzfrpf3o3y",
+      "su"
+      "afgujykutzwhlynfhrlgudizlkakflxpyhhiyspwe7gaqfqzfrpf3o3y",
   };
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     err[0] = '\0';

@@ -220,7 +220,8 @@ def main(argv):
     try:
         conn = natsproto.Connection(url, name="nl-eval-py")
     except (OSError, natsproto.NatsError) as e:
-        sys.stderr.write("nl_consume.py: cannot connect to %s: %s\n" % (url, e))
+        sys.stderr.write("nl_consume.py: cannot connect to %s: %s\n" %
+                         (url, e))
         return 1
     start = natsproto.now_ms()
     deadline = start + run.duration * 1000

@@ -1,0 +1,536 @@
+/* nl_detect_ext.c: the classes beyond the five, and advisory evidence (see
+ * nl_detect_ext.h and docs/detectors.md). */
+#include "nl_detect_ext.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double seconds(int64_t ns) { return (double)ns / 1e9; }
+
+static void finding_init(nl_finding *f, nl_class cls) {
+  memset(f, 0, sizeof(*f));
+  f->cls = cls;
+  f->severity = nl_class_severity(cls);
+}
+
+/* Returns st->ext, allocating it zeroed; NULL when memory runs out. */
+static nl_ext_state *ext_of(nl_consumer_state *st) {
+  if (st->ext == NULL)
+    st->ext = calloc(1, sizeof(*st->ext));
+  return st->ext;
+}
+
+int nl_ext_record(nl_consumer_state *st, const nl_advisory *a) {
+  nl_ext_state *x = ext_of(st);
+  if (x == NULL)
+    return -1;
+  switch (a->kind) {
+  case NL_ADV_NAK:
+    x->naks[x->n_naks % NL_EXT_NAKS] =
+        (nl_ext_nak){a->received_ns, a->stream_seq, a->deliveries};
+    x->n_naks++;
+    break;
+  case NL_ADV_MAX_DELIVER:
+    x->exhausted_seqs[x->n_exhausted % NL_EXT_EXHAUSTED] = a->stream_seq;
+    x->n_exhausted++;
+    x->exhausted_last_ns = a->received_ns;
+    break;
+  case NL_ADV_TERMINATED:
+    x->n_terminated++;
+    break;
+  case NL_ADV_ACK_SAMPLE:
+    x->ack_times_ns[x->n_acks % NL_EXT_ACKS] = a->ack_time_ns;
+    x->n_acks++;
+    if (a->deliveries > 1)
+      x->acks_redelivered++;
+    break;
+  case NL_ADV_QUORUM_LOST:
+    x->n_quorum_lost++;
+    break;
+  case NL_ADV_LEADER_ELECTED:
+    x->n_leader_elected++;
+    break;
+  default:
+    break;
+  }
+  return 0;
+}
+
+/* Shell-quoted stream and consumer names of st. */
+typedef struct {
+  char stream[NL_TEXT_MAX / 2];
+  char consumer[NL_TEXT_MAX / 2];
+} qnames;
+
+static void quote_state(const nl_consumer_state *st, qnames *q) {
+  nl_shell_word(st->stream, q->stream, sizeof(q->stream));
+  nl_shell_word(st->name, q->consumer, sizeof(q->consumer));
+}
+
+/* Writes the newest k (at most 3) exhausted sequences, newest first, into
+ * seqs; returns k. */
+static unsigned newest_exhausted(const nl_ext_state *x, uint64_t seqs[3]) {
+  unsigned k = 0;
+  uint64_t held =
+      x->n_exhausted < NL_EXT_EXHAUSTED ? x->n_exhausted : NL_EXT_EXHAUSTED;
+  for (; k < 3 && k < held; k++)
+    seqs[k] = x->exhausted_seqs[(x->n_exhausted - 1 - k) % NL_EXT_EXHAUSTED];
+  return k;
+}
+
+/* MAX_DELIVER_EXHAUSTED: messages reached max_deliver (MAX_DELIVERIES
+ * advisories, or at least num_redelivered - num_ack_pending by polling)
+ * with no dead-letter handling in sight. c is NULL between polls. */
+static bool detect_exhausted(const nl_consumer_state *st,
+                             const nl_consumer_snap *c, nl_finding *f) {
+  const nl_ext_state *x = st->ext;
+  if (x == NULL || x->dead_letter)
+    return false;
+  uint64_t lower = 0;
+  if (c != NULL && c->max_deliver > 0 && c->ack_policy != NL_ACK_NONE &&
+      c->num_redelivered > c->num_ack_pending)
+    lower = c->num_redelivered - c->num_ack_pending;
+  if (x->n_exhausted == 0 && lower == 0)
+    return false;
+  uint64_t seqs[3];
+  unsigned k = newest_exhausted(x, seqs);
+  finding_init(f, NL_MAX_DELIVER_EXHAUSTED);
+  uint64_t n = x->n_exhausted > lower ? x->n_exhausted : lower;
+  nl_finding_add(f, "exhausted", (double)n);
+  nl_finding_add(f, "exhausted_advisories", (double)x->n_exhausted);
+  nl_finding_add(f, "lower_bound_polled", (double)lower);
+  nl_finding_add(f, "max_deliver", (double)x->max_deliver);
+  static const char *const seq_names[3] = {"exhausted_seq_1", "exhausted_seq_2",
+                                           "exhausted_seq_3"};
+  for (unsigned i = 0; i < k; i++)
+    nl_finding_add(f, seq_names[i], (double)seqs[i]);
+  nl_finding_add(f, "dead_letter_streams", 0);
+  char list[128] = "";
+  size_t used = 0;
+  for (unsigned i = 0; i < k && used < sizeof(list); i++)
+    used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%" PRIu64,
+                             i ? ", " : "", seqs[i]);
+  qnames q;
+  quote_state(st, &q);
+  if (k > 0)
+    snprintf(f->description, sizeof(f->description),
+             "%" PRIu64 " message(s) reached max_deliver %" PRId64
+             " and will never be delivered again, and no stream keeps the "
+             "MAX_DELIVERIES advisories (no dead-letter handling): stream "
+             "sequence(s) %s%s",
+             n, x->max_deliver, list,
+             x->n_exhausted > k ? " and earlier ones" : "");
+  else
+    snprintf(f->description, sizeof(f->description),
+             "at least %" PRIu64 " message(s) reached max_deliver %" PRId64
+             " (num_redelivered minus num_ack_pending) and will never be "
+             "delivered again, with no dead-letter handling; their "
+             "sequences are known only from MAX_DELIVERIES advisories",
+             lower, x->max_deliver);
+  nl_consumer_snap stub = {.stream = st->stream, .name = st->name};
+  nl_audit_dead_letter_command(&stub, f->fix_command, sizeof(f->fix_command));
+  if (k > 0)
+    snprintf(f->recommendation, sizeof(f->recommendation),
+             "fetch each exhausted message (nats stream get %s %" PRIu64
+             ", and the other sequences) and publish it again once its "
+             "cause is fixed; keep future ones in a dead-letter stream "
+             "(the fix command), or raise max_deliver",
+             q.stream, seqs[0]);
+  else
+    snprintf(f->recommendation, sizeof(f->recommendation),
+             "keep the MAX_DELIVERIES advisories in a dead-letter stream "
+             "(the fix command) so exhausted messages can be found and "
+             "replayed (nats stream get %s SEQ); or raise max_deliver",
+             q.stream);
+  return true;
+}
+
+/* One stream sequence seen in the NAK window and how often. */
+typedef struct {
+  uint64_t seq;
+  unsigned naks;
+} seq_count;
+
+/* NAK_STORM from NAK advisories: at least nak_adv_min NAKs within the
+ * window, one of them of a message delivered nak_adv_min_deliveries
+ * times or more (a loop, not a one-off retry). */
+static bool detect_nak_adv(const nl_consumer_state *st,
+                           const nl_detect_params *p, int64_t now_ns,
+                           nl_finding *f) {
+  const nl_ext_state *x = st->ext;
+  if (x == NULL || x->n_naks == 0)
+    return false;
+  int64_t window = (int64_t)(p->nak_adv_window_s * 1e9);
+  uint64_t held = x->n_naks < NL_EXT_NAKS ? x->n_naks : NL_EXT_NAKS;
+  unsigned k = 0, n_seqs = 0;
+  uint64_t max_del = 0;
+  int64_t oldest = INT64_MAX, newest = 0;
+  seq_count seqs[NL_EXT_NAKS];
+  for (uint64_t i = 0; i < held; i++) {
+    const nl_ext_nak *n = &x->naks[i];
+    if (now_ns - n->t_ns > window)
+      continue;
+    k++;
+    if (n->deliveries > max_del)
+      max_del = n->deliveries;
+    if (n->t_ns < oldest)
+      oldest = n->t_ns;
+    if (n->t_ns > newest)
+      newest = n->t_ns;
+    unsigned j = 0;
+    while (j < n_seqs && seqs[j].seq != n->stream_seq)
+      j++;
+    if (j == n_seqs)
+      seqs[n_seqs++] = (seq_count){n->stream_seq, 0};
+    seqs[j].naks++;
+  }
+  if (k < p->nak_adv_min || max_del < p->nak_adv_min_deliveries)
+    return false;
+  /* The rate between the first and the last NAK held in the window. */
+  double span = seconds(newest - oldest);
+  double rate =
+      span > 0 ? (double)(k - 1) / span : (double)k / p->nak_adv_window_s;
+  /* The most NAKed sequences first. */
+  for (unsigned i = 0; i < n_seqs; i++)
+    for (unsigned j = i + 1; j < n_seqs; j++)
+      if (seqs[j].naks > seqs[i].naks ||
+          (seqs[j].naks == seqs[i].naks && seqs[j].seq < seqs[i].seq)) {
+        seq_count t = seqs[i];
+        seqs[i] = seqs[j];
+        seqs[j] = t;
+      }
+  finding_init(f, NL_NAK_STORM);
+  nl_finding_add(f, "naks_per_s", rate);
+  nl_finding_add(f, "naks_in_window", k);
+  nl_finding_add(f, "window_s", p->nak_adv_window_s);
+  nl_finding_add(f, "max_deliveries", (double)max_del);
+  nl_finding_add(f, "cycling_sequences", n_seqs);
+  static const char *const seq_names[3] = {"cycling_seq_1", "cycling_seq_2",
+                                           "cycling_seq_3"};
+  char list[128] = "";
+  size_t used = 0;
+  for (unsigned i = 0; i < n_seqs && i < 3; i++) {
+    nl_finding_add(f, seq_names[i], (double)seqs[i].seq);
+    if (used < sizeof(list))
+      used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%" PRIu64,
+                               i ? ", " : "", seqs[i].seq);
+  }
+  nl_finding_add(f, "max_deliver", (double)x->max_deliver);
+  double rec =
+      x->max_deliver > 0 && x->max_deliver <= 10 ? (double)x->max_deliver : 5;
+  nl_finding_add(f, "recommended_max_deliver", rec);
+  nl_finding_add(f, "from_advisories", 1);
+  snprintf(f->description, sizeof(f->description),
+           "%.1f NAKs/s (%u NAK advisories in %.0f s): stream sequence(s) "
+           "%s%s are NAKed and redelivered in a loop, up to %" PRIu64
+           " deliveries each",
+           rate, k, p->nak_adv_window_s, list, n_seqs > 3 ? " ..." : "",
+           max_del);
+  qnames q;
+  quote_state(st, &q);
+  snprintf(f->fix_command, sizeof(f->fix_command),
+           "nats consumer edit %s %s --max-deliver %.0f", q.stream, q.consumer,
+           rec);
+  snprintf(f->recommendation, sizeof(f->recommendation),
+           "bound the loop with max_deliver %.0f and NAK with a delay (or "
+           "terminate poison messages) so one bad message cannot cycle; "
+           "look at stream sequence %s first (nats stream get %s %" PRIu64 ")",
+           rec, list, q.stream, seqs[0].seq);
+  return true;
+}
+
+void nl_ext_detect_advisory(const nl_consumer_state *st,
+                            const nl_detect_params *p, int64_t now_ns,
+                            bool active[NL_CLASS_COUNT],
+                            nl_finding out[NL_CLASS_COUNT]) {
+  active[NL_MAX_DELIVER_EXHAUSTED] =
+      detect_exhausted(st, NULL, &out[NL_MAX_DELIVER_EXHAUSTED]);
+  active[NL_NAK_STORM] = detect_nak_adv(st, p, now_ns, &out[NL_NAK_STORM]);
+}
+
+/* Backlog (pending plus awaiting ack) of a sample. */
+static double backlog_of(const nl_sample *s) {
+  return (double)s->num_pending + (double)s->num_ack_pending;
+}
+
+nl_forecast nl_ext_retention_forecast(const nl_consumer_state *st,
+                                      const nl_consumer_snap *c,
+                                      const nl_stream_snap *s,
+                                      double publish_per_s) {
+  nl_forecast fc = {INFINITY, NL_LIMIT_NONE, 0, 0, 0};
+  double backlog = (double)c->num_pending + (double)c->num_ack_pending;
+  if (s->discard_new || backlog <= 0)
+    return fc;
+  /* Stream messages from the oldest one not yet acked to the head: all of
+   * them must stay stored. Filtered consumers: at least the backlog. */
+  fc.exposure = backlog;
+  if (!c->filtered && s->last_seq > c->ack_floor_stream_seq)
+    fc.exposure = (double)(s->last_seq - c->ack_floor_stream_seq);
+  /* Backlog growth and delivery progress over the history held. */
+  const nl_sample *now = nl_state_sample(st, 0);
+  const nl_sample *old =
+      st->count > 1 ? nl_state_sample(st, st->count - 1) : NULL;
+  bool progress = false;
+  if (now != NULL && old != NULL && now->t_ns > old->t_ns) {
+    fc.growth_per_s =
+        (backlog_of(now) - backlog_of(old)) / seconds(now->t_ns - old->t_ns);
+    progress = now->delivered_consumer_seq > old->delivered_consumer_seq;
+  }
+  double limit = nl_audit_limit_messages(s);
+  if (limit > 0) {
+    fc.limit = s->max_msgs > 0 && limit >= (double)s->max_msgs ? NL_LIMIT_MSGS
+                                                               : NL_LIMIT_BYTES;
+    if (fc.exposure >= limit)
+      fc.seconds = 0;
+    else if (fc.growth_per_s > 0)
+      fc.seconds = (limit - fc.exposure) / fc.growth_per_s;
+    else
+      fc.limit = NL_LIMIT_NONE;
+  }
+  if (s->max_age_ns > 0) {
+    double max_age = seconds(s->max_age_ns);
+    /* Age of the oldest unreceived message, from the publish rate (0 when
+     * unknown, which makes the forecast an upper bound). */
+    fc.age_s = publish_per_s > 0 ? fc.exposure / publish_per_s : 0;
+    double t = INFINITY;
+    if (fc.age_s >= max_age)
+      t = 0;
+    else if (!progress)
+      t = max_age - fc.age_s; /* Nothing received: it ages in real time. */
+    else if (fc.growth_per_s > 0 && publish_per_s > 0)
+      t = (max_age - fc.age_s) * publish_per_s / fc.growth_per_s;
+    if (t < fc.seconds) {
+      fc.seconds = t;
+      fc.limit = NL_LIMIT_AGE;
+    }
+  }
+  return fc;
+}
+
+/* Writes the stream-limit change that holds the forecast's exposure plus
+ * the backlog growth over two horizons into f's fix command. */
+static void retention_fix(const nl_consumer_state *st, const nl_stream_snap *s,
+                          const nl_forecast *fc, double horizon,
+                          nl_finding *f) {
+  char sw[NL_TEXT_MAX / 2], cw[NL_TEXT_MAX / 2];
+  nl_shell_word(s->name, sw, sizeof(sw));
+  nl_shell_word(st->name, cw, sizeof(cw));
+  double grow = fc->growth_per_s > 0 ? fc->growth_per_s * 2 * horizon : 0;
+  double need = ceil((fc->exposure + grow) / 1000) * 1000;
+  if (fc->limit == NL_LIMIT_AGE) {
+    double rec = ceil(seconds(s->max_age_ns) + 2 * horizon);
+    nl_finding_add(f, "recommended_max_age_s", rec);
+    snprintf(f->fix_command, sizeof(f->fix_command),
+             "nats stream edit %s --max-age %.0fs", sw, rec);
+  } else if (fc->limit == NL_LIMIT_BYTES && s->msgs > 0) {
+    double rec = ceil(need * (double)s->bytes / (double)s->msgs);
+    if (rec < 2.0 * (double)s->max_bytes)
+      rec = 2.0 * (double)s->max_bytes;
+    nl_finding_add(f, "recommended_max_bytes", rec);
+    snprintf(f->fix_command, sizeof(f->fix_command),
+             "nats stream edit %s --max-bytes %.0f", sw, rec);
+  } else {
+    double rec =
+        need > 2.0 * (double)s->max_msgs ? need : 2.0 * (double)s->max_msgs;
+    nl_finding_add(f, "recommended_max_msgs", rec);
+    snprintf(f->fix_command, sizeof(f->fix_command),
+             "nats stream edit %s --max-msgs %.0f", sw, rec);
+  }
+  snprintf(f->recommendation, sizeof(f->recommendation),
+           "let consumer %s catch up (more workers, or faster processing); "
+           "until it does, raise the limit that evicts first so that the "
+           "backlog and its growth over two horizons fit (the fix command)",
+           cw);
+}
+
+/* RETENTION_RISK: the forecast is below the horizon (hysteresis: a held
+ * finding clears above 1.2 times the horizon). */
+static bool detect_retention(const nl_consumer_state *st,
+                             const nl_consumer_snap *c, const nl_stream_snap *s,
+                             const nl_detect_params *p, const nl_forecast *fc,
+                             double publish_per_s, nl_finding *f) {
+  double horizon = p->retention_horizon_s;
+  if (st->active[NL_RETENTION_RISK] != NULL)
+    horizon *= 1.2;
+  if (st->count < 3 || !(fc->seconds < horizon))
+    return false;
+  static const char *const limit_names[] = {"", "max_msgs", "max_bytes",
+                                            "max_age"};
+  double backlog = (double)c->num_pending + (double)c->num_ack_pending;
+  finding_init(f, NL_RETENTION_RISK);
+  nl_finding_add(f, "forecast_s", floor(fc->seconds));
+  nl_finding_add(f, "horizon_s", p->retention_horizon_s);
+  nl_finding_add(f, "backlog", backlog);
+  nl_finding_add(f, "backlog_growth_per_s", fc->growth_per_s);
+  nl_finding_add(f, "limit_messages", floor(nl_audit_limit_messages(s)));
+  nl_finding_add(f, "stream_messages", (double)s->msgs);
+  nl_finding_add(f, "max_age_s", seconds(s->max_age_ns));
+  nl_finding_add(f, "publish_per_s", publish_per_s > 0 ? publish_per_s : 0);
+  snprintf(f->description, sizeof(f->description),
+           "at the current rates the stream's %s starts evicting messages "
+           "this consumer has not received in about %.0f s (backlog %.0f, "
+           "growing %.1f/s; %.0f stream messages must stay for it): they "
+           "will be lost unless the consumer catches up",
+           limit_names[fc->limit], fc->seconds, backlog, fc->growth_per_s,
+           fc->exposure);
+  retention_fix(st, s, fc, p->retention_horizon_s, f);
+  return true;
+}
+
+/* PUSH_UNBOUND: a push consumer with a backlog and no bound subscriber for
+ * at least push_unbound_s; critical when retention will evict the backlog
+ * within the horizon. */
+static bool detect_unbound(nl_ext_state *x, const nl_consumer_state *st,
+                           const nl_consumer_snap *c, const nl_detect_params *p,
+                           int64_t now_ns, const nl_forecast *fc,
+                           nl_finding *f) {
+  double forecast = fc->seconds;
+  uint64_t backlog = c->num_pending + c->num_ack_pending;
+  if (!c->push || c->push_bound || backlog == 0) {
+    x->unbound_since_ns = 0;
+    return false;
+  }
+  if (x->unbound_since_ns == 0)
+    x->unbound_since_ns = now_ns;
+  double unbound_s = seconds(now_ns - x->unbound_since_ns);
+  if (unbound_s < p->push_unbound_s)
+    return false;
+  bool evicting = forecast < p->retention_horizon_s;
+  finding_init(f, NL_PUSH_UNBOUND);
+  if (evicting)
+    f->severity = NL_SEVERITY_CRITICAL;
+  nl_finding_add(f, "unbound_s", floor(unbound_s));
+  nl_finding_add(f, "num_pending", (double)c->num_pending);
+  nl_finding_add(f, "num_ack_pending", (double)c->num_ack_pending);
+  if (isfinite(forecast))
+    nl_finding_add(f, "eviction_forecast_s", floor(forecast));
+  qnames q;
+  quote_state(st, &q);
+  snprintf(f->description, sizeof(f->description),
+           "push consumer with %" PRIu64 " messages waiting and no "
+           "subscriber on its deliver subject for %.0f s: nothing is "
+           "delivered%s",
+           backlog, unbound_s,
+           evicting ? ", and the stream's limits will evict the backlog "
+                      "before anyone receives it"
+                    : "; the backlog is exposed to the stream's limits");
+  snprintf(f->fix_command, sizeof(f->fix_command), "nats consumer info %s %s",
+           q.stream, q.consumer);
+  snprintf(f->recommendation, sizeof(f->recommendation),
+           "start the subscriber of the consumer's deliver subject (shown "
+           "by the fix command) again; if nothing will subscribe any more, "
+           "move the work to a pull consumer (nats consumer copy %s %s "
+           "%s_pull --pull) or remove the consumer",
+           q.stream, q.consumer, q.consumer);
+  return true;
+}
+
+/* The audit rules behind the consumer configuration classes. */
+#define CONSUMER_RULES                                                         \
+  ((1u << NL_AUDIT_ACK_NONE) | (1u << NL_AUDIT_ACK_ALL_PARALLEL))
+#define STREAM_RULES                                                           \
+  ((1u << NL_AUDIT_INTEREST_NO_CONSUMERS) | (1u << NL_AUDIT_R1_ON_CLUSTER) |   \
+   (1u << NL_AUDIT_UNOBSERVABLE))
+
+/* Sets active/out from the audit findings in r, mapped to plugin classes.
+ * ACK_ALL_PARALLEL starts only with parallel workers seen (the audit's
+ * critical case) and holds while the rule matches at all. */
+static void take_audit(const nl_audit_result *r,
+                       nl_finding *const held[NL_CLASS_COUNT],
+                       bool active[NL_CLASS_COUNT],
+                       nl_finding out[NL_CLASS_COUNT]) {
+  for (size_t i = 0; i < r->n; i++) {
+    nl_class cls = nl_audit_plugin_class(r->items[i].cls);
+    if (cls == NL_CLASS_COUNT)
+      continue;
+    if (cls == NL_ACK_ALL_PARALLEL && held[cls] == NULL &&
+        r->items[i].f.severity != NL_SEVERITY_CRITICAL)
+      continue;
+    out[cls] = r->items[i].f;
+    out[cls].cls = cls;
+    out[cls].severity = nl_class_severity(cls);
+    active[cls] = true;
+  }
+}
+
+void nl_ext_detect_consumer(nl_consumer_state *st, const nl_consumer_snap *c,
+                            const nl_stream_snap *s, const nl_detect_params *p,
+                            const nl_ext_poll *ctx, int64_t now_ns,
+                            bool active[NL_CLASS_COUNT],
+                            nl_finding out[NL_CLASS_COUNT]) {
+  for (int cls = NL_MAX_DELIVER_EXHAUSTED; cls < NL_CLASS_COUNT; cls++)
+    active[cls] = false;
+  bool needs = c->max_deliver > 0 || c->push || st->ext != NULL;
+  nl_ext_state *x = needs ? ext_of(st) : NULL;
+  if (x != NULL) {
+    x->max_deliver = c->max_deliver;
+    x->dead_letter =
+        c->max_deliver > 0 && nl_audit_dead_letter(ctx ? ctx->set : NULL, c);
+  }
+  double rate = ctx ? ctx->publish_per_s : -1;
+  nl_forecast fc = nl_ext_retention_forecast(st, c, s, rate);
+  if (x != NULL) {
+    active[NL_MAX_DELIVER_EXHAUSTED] =
+        detect_exhausted(st, c, &out[NL_MAX_DELIVER_EXHAUSTED]);
+    active[NL_PUSH_UNBOUND] =
+        detect_unbound(x, st, c, p, now_ns, &fc, &out[NL_PUSH_UNBOUND]);
+    nl_finding nak;
+    if (detect_nak_adv(st, p, now_ns, &nak)) {
+      active[NL_NAK_STORM] = true;
+      out[NL_NAK_STORM] = nak;
+      active[NL_MISSING_PROGRESS] = false;
+      active[NL_ACK_WAIT_VIOLATION] = false;
+    }
+  }
+  active[NL_RETENTION_RISK] =
+      !active[NL_SEQUENCE_GAP] &&
+      detect_retention(st, c, s, p, &fc, rate, &out[NL_RETENTION_RISK]);
+  if (p->config_classes && ctx != NULL && ctx->scratch != NULL) {
+    ctx->scratch->n = 0;
+    nl_audit_consumer(ctx->set, ctx->consumer_index, ctx->audit, CONSUMER_RULES,
+                      ctx->scratch);
+    take_audit(ctx->scratch, st->active, active, out);
+  }
+}
+
+void nl_ext_detect_stream(const nl_snapshot_set *set, size_t index,
+                          const nl_ext_stream_prev *prev,
+                          uint64_t delivered_delta,
+                          nl_finding *const held[NL_CLASS_COUNT],
+                          const nl_detect_params *p, nl_audit_result *scratch,
+                          const nl_audit_params *audit,
+                          bool active[NL_CLASS_COUNT],
+                          nl_finding out[NL_CLASS_COUNT]) {
+  active[NL_INTEREST_NO_CONSUMERS] = false;
+  active[NL_STREAM_SINGLE_REPLICA] = false;
+  active[NL_CONSUMER_UNOBSERVABLE] = false;
+  if (!p->config_classes || index >= set->n_streams)
+    return;
+  scratch->n = 0;
+  nl_audit_stream(set, index, audit, STREAM_RULES, scratch);
+  take_audit(scratch, held, active, out);
+  const nl_stream_snap *s = &set->streams[index];
+  nl_finding f;
+  if (active[NL_INTEREST_NO_CONSUMERS] || prev == NULL || !prev->have_prev)
+    return;
+  nl_stream_snap before = {.last_seq = prev->last_seq, .msgs = prev->msgs};
+  if (nl_audit_interest_dropping(s, &before, delivered_delta, &f)) {
+    out[NL_INTEREST_NO_CONSUMERS] = f;
+  } else if (held[NL_INTEREST_NO_CONSUMERS] != NULL &&
+             s->retention == NL_RETENTION_INTEREST &&
+             s->last_seq == prev->last_seq &&
+             s->consumer_count == prev->consumer_count) {
+    /* Nothing published and the consumers unchanged: no new evidence
+     * either way, so the finding holds. */
+    out[NL_INTEREST_NO_CONSUMERS] = *held[NL_INTEREST_NO_CONSUMERS];
+  } else {
+    return;
+  }
+  out[NL_INTEREST_NO_CONSUMERS].cls = NL_INTEREST_NO_CONSUMERS;
+  out[NL_INTEREST_NO_CONSUMERS].severity =
+      nl_class_severity(NL_INTEREST_NO_CONSUMERS);
+  active[NL_INTEREST_NO_CONSUMERS] = true;
+}

@@ -1,0 +1,133 @@
+/* nl_detect_ext.h: the classes beyond the five, and advisory evidence.
+ *
+ * MAX_DELIVER_EXHAUSTED, PUSH_UNBOUND and RETENTION_RISK from a consumer's
+ * history and its advisories; NAK_STORM from NAK advisories (next to the
+ * polled NAK_STORM of nl_detect.c); the configuration classes
+ * (ACK_NONE_CONSUMER, ACK_ALL_PARALLEL, and per stream
+ * INTEREST_NO_CONSUMERS, STREAM_SINGLE_REPLICA, CONSUMER_UNOBSERVABLE)
+ * through the rules of nl_audit.c. Predicates and reasoning are in
+ * docs/detectors.md. Pure functions of their inputs; no locking (the
+ * engine's caller serialises). */
+#ifndef NL_DETECT_EXT_H
+#define NL_DETECT_EXT_H
+
+#include "nl_advisory.h"
+#include "nl_audit.h"
+#include "nl_detect.h"
+
+#define NL_EXT_NAKS 32     /* Newest NAK advisories kept per consumer. */
+#define NL_EXT_EXHAUSTED 8 /* Newest exhausted sequences kept. */
+#define NL_EXT_ACKS 64     /* Newest ack samples kept. */
+
+typedef struct {
+  int64_t t_ns; /* When it was received. */
+  uint64_t stream_seq;
+  uint64_t deliveries;
+} nl_ext_nak;
+
+/* Per consumer, allocated with the consumer's state when needed (one
+ * allocation, no pointers). */
+typedef struct nl_ext_state {
+  /* From advisories. */
+  nl_ext_nak naks[NL_EXT_NAKS]; /* Ring, index n_naks % NL_EXT_NAKS. */
+  uint64_t n_naks;
+  uint64_t exhausted_seqs[NL_EXT_EXHAUSTED]; /* Ring. */
+  uint64_t n_exhausted;
+  int64_t exhausted_last_ns;
+  uint64_t n_terminated;
+  int64_t ack_times_ns[NL_EXT_ACKS]; /* Ring of ack samples. */
+  uint64_t n_acks;
+  uint64_t acks_redelivered; /* Samples with deliveries > 1. */
+  uint64_t n_quorum_lost;
+  uint64_t n_leader_elected;
+  /* From the latest poll. */
+  int64_t max_deliver;
+  bool dead_letter;         /* Dead-letter handling in sight. */
+  int64_t unbound_since_ns; /* PUSH_UNBOUND: first poll unbound. */
+} nl_ext_state;
+
+/* Records advisory a of the consumer st (allocating st->ext). Returns 0,
+ * or -1 when memory runs out. */
+int nl_ext_record(nl_consumer_state *st, const nl_advisory *a);
+
+/* What one poll gives the consumer detectors besides the consumer. */
+typedef struct {
+  const nl_snapshot_set *set;
+  size_t consumer_index;    /* Of the consumer in set. */
+  double publish_per_s;     /* The stream's last_seq rate; < 0 unknown. */
+  nl_audit_result *scratch; /* Reused between calls; freed by the caller. */
+  const nl_audit_params *audit;
+} nl_ext_poll;
+
+/* Runs the consumer classes beyond the five on consumer c (index
+ * ctx->consumer_index of ctx->set) whose history st holds the current
+ * sample and whose five classes are already in active/out: sets
+ * active/out for MAX_DELIVER_EXHAUSTED, ACK_NONE_CONSUMER,
+ * ACK_ALL_PARALLEL, PUSH_UNBOUND and RETENTION_RISK; when the NAK
+ * advisories prove a storm, sets NAK_STORM from them and clears
+ * MISSING_PROGRESS and ACK_WAIT_VIOLATION (the redeliveries were NAKs).
+ * Stream-level classes are set inactive. Updates st->ext. */
+void nl_ext_detect_consumer(nl_consumer_state *st, const nl_consumer_snap *c,
+                            const nl_stream_snap *s, const nl_detect_params *p,
+                            const nl_ext_poll *ctx, int64_t now_ns,
+                            bool active[NL_CLASS_COUNT],
+                            nl_finding out[NL_CLASS_COUNT]);
+
+/* The classes that advisories prove between polls (MAX_DELIVER_EXHAUSTED
+ * and NAK_STORM) for st at now_ns: sets active/out for those two only. */
+void nl_ext_detect_advisory(const nl_consumer_state *st,
+                            const nl_detect_params *p, int64_t now_ns,
+                            bool active[NL_CLASS_COUNT],
+                            nl_finding out[NL_CLASS_COUNT]);
+
+/* What the engine keeps per stream between polls for the stream classes. */
+typedef struct {
+  bool have_prev;
+  uint64_t last_seq;
+  uint64_t msgs;
+  uint64_t consumer_count;
+  int64_t t_ns;
+} nl_ext_stream_prev;
+
+/* Runs the stream classes on stream index of set: INTEREST_NO_CONSUMERS
+ * (no consumers, or publishes dropped over the interval since prev while
+ * the stream's consumers received delivered_delta messages),
+ * STREAM_SINGLE_REPLICA and CONSUMER_UNOBSERVABLE. held tells which are
+ * active now (for hysteresis). Sets active/out for those three only;
+ * nothing when p->config_classes is off. */
+void nl_ext_detect_stream(const nl_snapshot_set *set, size_t index,
+                          const nl_ext_stream_prev *prev,
+                          uint64_t delivered_delta,
+                          nl_finding *const held[NL_CLASS_COUNT],
+                          const nl_detect_params *p, nl_audit_result *scratch,
+                          const nl_audit_params *audit,
+                          bool active[NL_CLASS_COUNT],
+                          nl_finding out[NL_CLASS_COUNT]);
+
+/* The stream limit a RETENTION_RISK forecast comes from. */
+typedef enum {
+  NL_LIMIT_NONE = 0,
+  NL_LIMIT_MSGS,  /* max_msgs */
+  NL_LIMIT_BYTES, /* max_bytes, at the average message size */
+  NL_LIMIT_AGE,   /* max_age */
+} nl_limit_kind;
+
+/* What a RETENTION_RISK forecast found. */
+typedef struct {
+  double seconds;      /* Until unreceived messages are evicted: 0 when they are
+                          being evicted, INFINITY when never at these rates. */
+  nl_limit_kind limit; /* The limit that evicts first. */
+  double exposure;     /* Stream messages that must stay for the consumer. */
+  double growth_per_s; /* Backlog growth over the history held. */
+  double age_s;        /* Estimated age of the oldest unreceived message. */
+} nl_forecast;
+
+/* The RETENTION_RISK forecast of consumer c of stream s (see
+ * docs/detectors.md), from its history st and the stream's publish rate
+ * (< 0 when unknown). */
+nl_forecast nl_ext_retention_forecast(const nl_consumer_state *st,
+                                      const nl_consumer_snap *c,
+                                      const nl_stream_snap *s,
+                                      double publish_per_s);
+
+#endif

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# The reference documentation against the code:
+# - every option the configuration parser accepts (the strcasecmp("Key", ...)
+#   calls of the collectd glue in plugin/) has a section in
+#   docs/configuration.md whose heading names it in backticks and which
+#   gives its default and an example; and every option heading there is an
+#   option the parser accepts;
+# - every class name of plugin/nl_finding.c has a heading in
+#   docs/detectors.md;
+# - every type the plugin dispatches, and every type of
+#   types.db.d/nats_lens.db, appears in docs/metrics.md, with every literal
+#   type instance.
+# No server is started.
+set -u
+. "$(dirname "$0")/../lib.sh"
+nl_begin docs
+cd "$NL_ROOT" || exit 1
+CONFIG_DOC=docs/configuration.md
+DETECTORS_DOC=docs/detectors.md
+METRICS_DOC=docs/metrics.md
+
+# The glue files: those that parse collectd configuration items.
+GLUE=$(grep -l 'oconfig_item_t' plugin/*.c)
+
+# option_keys: the option keys the glue compares with strcasecmp (against
+# key, child->key or ci->key; comparisons of option values are left out),
+# one a line.
+option_keys() {
+  # shellcheck disable=SC2086
+  grep -ohP 'strcasecmp\(\s*"\K[A-Za-z0-9_]+(?="\s*,\s*[a-z_]*(->)?key\s*\))|strcasecmp\(\s*[a-z_]*(->)?key\s*,\s*"\K[A-Za-z0-9_]+(?="\s*\))' \
+    $GLUE | sort -u
+}
+
+# section_of KEY: the text of the section of docs/configuration.md whose
+# heading names `KEY`, up to the next heading.
+section_of() {
+  awk -v key="\`$1\`" '
+    /^#/ { if (on) exit; if ($0 ~ /^#+ / && index($0, key)) on = 1 }
+    on' "$CONFIG_DOC"
+}
+
+# expect_none NAME LIST DETAIL WHY: PASS NAME (DETAIL) when LIST is empty,
+# else FAIL NAME with WHY followed by LIST.
+expect_none() {
+  if [ -z "$2" ]; then
+    nl_pass "$1" "$3"
+  else
+    nl_fail "$1" "$4:$2"
+  fi
+}
+
+keys=$(option_keys)
+nkeys=$(echo "$keys" | grep -c .)
+# The extraction itself must work: the parser has at least these.
+if [ "$nkeys" -ge 10 ] && echo "$keys" | grep -qx URL &&
+  echo "$keys" | grep -qx Instance; then
+  nl_pass options/extracted "$nkeys keys from $(echo $GLUE)"
+else
+  nl_fail options/extracted "only $nkeys keys found in $(echo $GLUE)"
+fi
+
+if [ ! -f "$CONFIG_DOC" ]; then
+  nl_fail options/documented "$CONFIG_DOC is missing"
+else
+  undocumented=
+  incomplete=
+  for key in $keys; do
+    section=$(section_of "$key")
+    if [ -z "$section" ]; then
+      undocumented="$undocumented $key"
+    elif ! echo "$section" | grep -q 'Default:' ||
+      ! echo "$section" | grep -q 'Example:'; then
+      incomplete="$incomplete $key"
+    fi
+  done
+  expect_none options/documented "$undocumented" \
+    "all $nkeys have a heading in $CONFIG_DOC" "no heading in $CONFIG_DOC for"
+  expect_none options/default-and-example "$incomplete" \
+    "each section gives both" "no Default: or Example: for"
+  # Headings naming an option-like word in backticks must be real options.
+  stale=
+  for word in $(grep -E '^#{2,4} ' "$CONFIG_DOC" |
+    grep -oE '`[A-Z][A-Za-z0-9]*`' | tr -d '`' | sort -u); do
+    echo "$keys" | grep -qx "$word" || stale="$stale $word"
+  done
+  expect_none options/no-stale "$stale" "every option heading is an option" \
+    "documented but not accepted by the parser"
+fi
+
+# Classes: the names in the class table of nl_finding.c; there must be as
+# many as the enum has before NL_CLASS_COUNT.
+classes=$(grep -oP '^\s*\[NL_[A-Z_]+\]\s*=\s*\{"\K[A-Z_]+' plugin/nl_finding.c)
+nclasses=$(echo "$classes" | grep -c .)
+nenum=$(awk '/typedef enum/ { on = 1 } on && /NL_CLASS_COUNT/ { print n; exit }
+  on && /^ *NL_[A-Z_]+/ { n++ }' plugin/nl_finding.h)
+if [ "$nclasses" -gt 0 ] && [ "$nclasses" = "$nenum" ]; then
+  nl_pass classes/extracted "$nclasses classes"
+else
+  nl_fail classes/extracted "$nclasses names in nl_finding.c, $nenum in the enum"
+fi
+if [ ! -f "$DETECTORS_DOC" ]; then
+  nl_fail classes/documented "$DETECTORS_DOC is missing"
+else
+  missing=
+  for cls in $classes; do
+    grep -qE "^#{2,4} .*\b$cls\b" "$DETECTORS_DOC" || missing="$missing $cls"
+  done
+  expect_none classes/documented "$missing" \
+    "each has a heading in $DETECTORS_DOC" "no heading in $DETECTORS_DOC for"
+fi
+
+# Metrics: literal types and type instances of the submit calls in the
+# glue, the per-class types (nats_lens_<suffix>), and the types database.
+# (Calls and table entries may span lines: the files are read as one line.)
+# shellcheck disable=SC2086
+glue_flat=$(cat $GLUE | tr '\n' ' ')
+dispatched=$(echo "$glue_flat" |
+  grep -oP 'submit_[a-z]+\([^,]+,\s*[^,]+,\s*"\K[a-z_]+(?=")')
+instances=$(echo "$glue_flat" |
+  grep -oP 'submit_[a-z]+\([^,]+,\s*[^,]+,\s*"[a-z_]+",\s*"\K[a-z_]+(?=")')
+suffixes=$(tr '\n' ' ' <plugin/nl_finding.c |
+  grep -oP '\[NL_[A-Z_]+\]\s*=\s*\{"[A-Z_]+",\s*"\K[a-z_]+' |
+  sed 's/^/nats_lens_/')
+typesdb=$(awk '/^[a-z]/ { print $1 }' types.db.d/nats_lens.db)
+all_types=$(printf '%s\n' $dispatched $suffixes $typesdb | sort -u)
+ntypes=$(echo "$all_types" | grep -c .)
+if [ "$ntypes" -ge 10 ] && echo "$all_types" | grep -qx nats_lens_num_pending &&
+  echo "$all_types" | grep -qx count &&
+  [ "$(echo "$suffixes" | grep -c .)" = "$nclasses" ]; then
+  nl_pass metrics/extracted "$ntypes types, $(echo "$instances" | sort -u | grep -c .) type instances"
+else
+  nl_fail metrics/extracted "only $ntypes types found, \
+$(echo "$suffixes" | grep -c .) class types for $nclasses classes"
+fi
+# Every nats_lens_* type dispatched must be in the types database, or
+# collectd drops its values ("Dataset not found").
+notindb=
+for t in $(printf '%s\n' $dispatched $suffixes | grep '^nats_lens_' | sort -u); do
+  echo "$typesdb" | grep -qx "$t" || notindb="$notindb $t"
+done
+expect_none metrics/types-db "$notindb" \
+  "every nats_lens_* type is in types.db.d/nats_lens.db" \
+  "dispatched but not in types.db.d/nats_lens.db"
+if [ ! -f "$METRICS_DOC" ]; then
+  nl_fail metrics/documented "$METRICS_DOC is missing"
+else
+  missing=
+  for t in $all_types $(echo "$instances" | sort -u); do
+    grep -qF "\`$t\`" "$METRICS_DOC" || missing="$missing $t"
+  done
+  expect_none metrics/documented "$missing" \
+    "every type and type instance in $METRICS_DOC" "not in $METRICS_DOC"
+fi
+nl_end

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# The classes beyond the five, and advisory-driven detection, on one real
+# nats-server seen by real collectd loading the built plugin, injected by
+# real cnats clients (tests/tools/nl-inject). Each class runs on a stream of
+# its own next to a healthy look-alike that must raise nothing.
+#
+# For each class: a notification of the right class and severity for the
+# right stream/consumer, with the evidence numbers; after the fix, an OKAY
+# notification. For the advisory-backed findings (MAX_DELIVER_EXHAUSTED,
+# NAK_STORM from NAK advisories, clearing on a DELETED advisory) the
+# latency from the server's advisory to the plugin's finding is measured
+# (the advisory's "timestamp" against the health event's "detected_at", the
+# same clock) and must be under a third of the 3 s poll interval. The
+# cluster-only classes (STREAM_SINGLE_REPLICA, CONSUMER_UNOBSERVABLE) must
+# not fire here: this server is not clustered and every list is complete.
+set -u
+. "$(dirname "$0")/../lib.sh"
+nl_begin new_classes
+PORT=${NL_PORT_NEW_CLASSES:-14911}
+INTERVAL=3
+LATENCY_MAX_MS=1000
+nl_start_nats "$PORT" || exit 1
+inj() { nl_inject "$PORT" "$@" >/dev/null; }
+bg() {
+  local name=$1
+  shift
+  "$NL_INJECT" --server "nats://127.0.0.1:$PORT" "$@" >"$NL_TMP/$name.out" \
+    2>&1 &
+  NL_PIDS+=($!)
+  eval "PID_$name=$!"
+}
+# record NAME SUBJECT COUNT: keeps the next COUNT messages on SUBJECT in
+# $NL_TMP/NAME.rec (one JSON document a line), for at most 60 s.
+record() {
+  bg "rec_$1" record "$2" --count "$3" --duration 60 --out "$NL_TMP/$1.rec"
+}
+
+DLQ_SUBJECT='$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES'
+setup() {
+  inj stream-create MD --subjects 'md.>' &&
+    inj consumer-create MD poison --max-deliver 3 --ack-wait 30 &&
+    inj stream-create MDL --subjects 'mdl.>' &&
+    inj consumer-create MDL kept --max-deliver 3 --ack-wait 30 &&
+    inj stream-create MDL_DLQ --subjects "$DLQ_SUBJECT.MDL.kept" &&
+    inj stream-create NK --subjects 'nk.>' &&
+    inj consumer-create NK loop --ack-wait 30 &&
+    inj stream-create AN --subjects 'an.>' &&
+    inj consumer-create AN fast --ack none &&
+    inj consumer-create AN safe --ack explicit &&
+    inj stream-create AA --subjects 'aa.>' &&
+    inj consumer-create AA par --ack all &&
+    inj consumer-create AA one --ack all --max-ack-pending 1 &&
+    inj stream-create PU --subjects 'pu.>' &&
+    inj consumer-create PU gone --deliver-subject dlv.pu.gone &&
+    inj consumer-create PU bound --deliver-subject dlv.pu.bound &&
+    inj stream-create PUA --subjects 'pua.>' --max-age 600 &&
+    inj consumer-create PUA gone --deliver-subject dlv.pua.gone &&
+    inj stream-create RR --subjects 'rr.>' --max-msgs 3000 &&
+    inj consumer-create RR lag --ack-wait 30 &&
+    inj consumer-create RR keep --ack-wait 30 &&
+    inj stream-create IN --subjects 'in.>' --retention interest &&
+    inj stream-create INF --subjects 'inf.>' --retention interest &&
+    inj consumer-create INF other --filter inf.other &&
+    inj stream-create INK --subjects 'ink.>' --retention interest &&
+    inj consumer-create INK worker --ack-wait 30
+}
+setup || {
+  nl_fail setup "could not create the streams and consumers"
+  exit 1
+}
+
+nl_start_collectd "<Instance \"it\">
+  URL \"nats://127.0.0.1:$PORT\"
+  Timeout 2
+  PushUnboundSeconds 4
+</Instance>" "$INTERVAL" || exit 1
+sleep 1
+
+# Recorders for the latency of the advisory-backed findings.
+record md_adv "$DLQ_SUBJECT.MD.poison" 1
+record md_ev "nats.lens.health.violations.MD.poison" 1
+record nk_adv '$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED.NK.loop' 5
+record nk_ev "nats.lens.health.violations.NK.loop" 1
+sleep 0.5
+
+# Faults, and their healthy look-alikes.
+inj publish md.a --count 1 && inj publish mdl.a --count 1
+bg md consume MD poison --duration 5 --nak --process-ms 50
+bg mdl consume MDL kept --duration 5 --nak --process-ms 50
+inj publish nk.a --count 5
+bg nk consume NK loop --duration 30 --nak-seq-mod 5 --process-ms 50
+inj publish pu.a --count 10 && inj publish pua.a --count 10
+bg pu_bound consume PU bound --mode push --deliver-subject dlv.pu.bound \
+  --duration 40
+bg aa_par consume AA par --workers 3 --duration 40 --expires-ms 2000
+bg aa_one consume AA one --workers 3 --duration 40 --expires-ms 2000
+bg rr_pub publish rr.a --count 900 --rate 60
+bg rr_keep consume RR keep --workers 2 --duration 40
+bg inf_pub publish inf.a --count 75 --rate 5
+bg ink_pub publish ink.a --count 75 --rate 5
+bg ink consume INK worker --duration 40
+
+# expect CLASS SEVERITY WHERE EVIDENCE...: waits (45 s) for a notification
+# of CLASS with SEVERITY whose message holds WHERE ("S/c" or "stream S")
+# and every EVIDENCE text.
+expect() {
+  local cls=$1 sev=$2 where=$3 line lc
+  shift 3
+  lc=$(echo "$cls" | tr 'A-Z' 'a-z')
+  if line=$(nl_wait_notification 45 "severity = $sev" "type_instance = $cls" \
+    "$cls $where" "$@"); then
+    nl_pass "$lc/detected${where:+ $where}"
+    echo "# ${line#*message = }"
+  else
+    nl_fail "$lc/detected $where" "no $sev $cls notification with $*"
+  fi
+}
+# expect_okay CLASS WHERE: waits (45 s) for the OKAY of CLASS at WHERE.
+expect_okay() {
+  local lc
+  lc=$(echo "$1" | tr 'A-Z' 'a-z')
+  if nl_wait_notification 45 "severity = OKAY" "type_instance = $1" \
+    "$1 $2 cleared" >/dev/null; then
+    nl_pass "$lc/cleared $2"
+  else
+    nl_fail "$lc/cleared $2" "no OKAY after the fix"
+  fi
+}
+# latency NAME ADV_FILE ADV_LINE EVENT_FILE: milliseconds from the
+# advisory on line ADV_LINE to the health event; PASS when below the bound.
+latency() {
+  local ms
+  ms=$(python3 - "$NL_TMP/$2" "$3" "$NL_TMP/$4" <<'EOF'
+import json, sys
+from datetime import datetime
+def t(s):
+    s = s.rstrip("Z")
+    base, _, frac = s.partition(".")
+    return datetime.fromisoformat(base).timestamp() + float("0." + (frac or "0"))
+adv = open(sys.argv[1]).read().splitlines()[int(sys.argv[2]) - 1]
+ev = open(sys.argv[3]).readline()
+print(round((t(json.loads(ev)["detected_at"]) -
+             t(json.loads(adv)["timestamp"])) * 1000))
+EOF
+  )
+  if [ -n "$ms" ] && [ "$ms" -lt "$LATENCY_MAX_MS" ] && [ "$ms" -gt -50 ]; then
+    nl_pass "latency/$1" "${ms} ms from advisory to finding, poll interval $((INTERVAL * 1000)) ms"
+  else
+    nl_fail "latency/$1" "${ms:-unknown} ms (bound $LATENCY_MAX_MS ms)"
+  fi
+}
+
+expect MAX_DELIVER_EXHAUSTED FAILURE MD/poison "exhausted_seq_1=1" \
+  "max_deliver=3"
+expect NAK_STORM WARNING NK/loop "cycling_seq_1=5" "from_advisories=1"
+expect ACK_NONE_CONSUMER WARNING AN/fast "durable=1"
+expect ACK_ALL_PARALLEL WARNING AA/par "deliver_group=0"
+expect PUSH_UNBOUND WARNING PU/gone "num_pending=10"
+expect PUSH_UNBOUND FAILURE PUA/gone "eviction_forecast_s="
+expect RETENTION_RISK WARNING RR/lag "forecast_s=" "horizon_s=3600"
+expect INTEREST_NO_CONSUMERS FAILURE "stream IN:" "consumer_count=0"
+expect INTEREST_NO_CONSUMERS FAILURE "stream INF:" "consumer_count=1" \
+  "dropped_last_interval="
+
+wait "$PID_rec_md_ev" "$PID_rec_md_adv" "$PID_rec_nk_ev" "$PID_rec_nk_adv" \
+  2>/dev/null
+latency max_deliver_exhausted md_adv.rec 1 md_ev.rec
+latency nak_storm nk_adv.rec 5 nk_ev.rec
+
+# Fixes.
+record an_adv '$JS.EVENT.ADVISORY.CONSUMER.DELETED.AN.fast' 1
+record an_ev "nats.lens.health.violations.AN.fast" 1
+sleep 0.5
+inj stream-create MD_DLQ --subjects "$DLQ_SUBJECT.MD.poison"
+kill "$PID_nk" 2>/dev/null
+bg nk_fix consume NK loop --duration 10 --term-seq-mod 5
+inj consumer-delete AN fast
+inj consumer-create AA par --ack all --max-ack-pending 1
+bg pu_fix consume PU gone --mode push --deliver-subject dlv.pu.gone --duration 8
+bg rr_fix consume RR lag --workers 2 --duration 10
+inj consumer-create IN w1 --ack-wait 30
+inj consumer-create INF all --ack-wait 30
+expect_okay MAX_DELIVER_EXHAUSTED MD/poison
+expect_okay NAK_STORM NK/loop
+expect_okay ACK_NONE_CONSUMER AN/fast
+expect_okay ACK_ALL_PARALLEL AA/par
+expect_okay PUSH_UNBOUND PU/gone
+expect_okay RETENTION_RISK RR/lag
+expect_okay INTEREST_NO_CONSUMERS "stream IN"
+expect_okay INTEREST_NO_CONSUMERS "stream INF"
+wait "$PID_rec_an_ev" "$PID_rec_an_adv" 2>/dev/null
+latency deleted_clears an_adv.rec 1 an_ev.rec
+
+# Healthy look-alikes raised nothing, and the cluster classes are silent.
+for where in MDL/kept AN/safe AA/one PU/bound RR/keep "stream INK" \
+  STREAM_SINGLE_REPLICA CONSUMER_UNOBSERVABLE; do
+  others=$(nl_notifications "$where")
+  if [ -z "$others" ]; then
+    nl_pass "look-alike/silent $where"
+  else
+    nl_fail "look-alike/silent $where" "$others"
+  fi
+done
+# The advisories were received, none dropped or unreadable.
+adv=$(nl_csv_last it derive advisories)
+dropped=$(nl_csv_last it derive advisories_dropped)
+if [ "${adv:-0}" != 0 ] && [ "${dropped:-1}" = 0 ]; then
+  nl_pass advisories/counted "received $adv, dropped $dropped"
+else
+  nl_fail advisories/counted "received ${adv:-?}, dropped ${dropped:-?}"
+fi
+nl_end

@@ -1,0 +1,558 @@
+/* test_advisory.c: advisory parsing and queueing, and the classes beyond the
+ * five (advisory-driven and polled), on the recorded 2.9.10 advisories and
+ * synthetic poll sequences. */
+#include "nl_advqueue.h"
+#include "nl_detect_ext.h"
+#include "nl_engine.h"
+#include "nl_test.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SEC 1000000000LL
+
+/* Parses a fixture; returns the parse status. */
+static int parse_fixture(const char *name, const char *subject,
+                         nl_advisory *a) {
+  size_t len = 0;
+  char *text = nl_test_read_fixture(name, &len);
+  if (text == NULL)
+    return -2;
+  char err[256];
+  int rc = nl_advisory_parse(subject, text, len, a, err, sizeof(err));
+  free(text);
+  return rc;
+}
+
+void test_advisory_parse_fixtures(void) {
+  nl_advisory a;
+  CHECK(parse_fixture("advisory_max_deliver.json",
+                      "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.S4M.C",
+                      &a) == 0);
+  CHECK(a.kind == NL_ADV_MAX_DELIVER);
+  CHECK(strcmp(a.stream, "S4M") == 0 && strcmp(a.consumer, "C") == 0);
+  CHECK_EQ_U(a.stream_seq, 5);
+  CHECK_EQ_U(a.deliveries, 5);
+  CHECK(a.timestamp_ns > 0);
+  CHECK(parse_fixture("advisory_nak.json",
+                      "$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED.S4.C", &a) == 0);
+  CHECK(a.kind == NL_ADV_NAK);
+  CHECK_EQ_U(a.stream_seq, 5);
+  CHECK_EQ_U(a.consumer_seq, 5);
+  CHECK_EQ_U(a.deliveries, 1);
+  CHECK(parse_fixture("advisory_terminated.json", NULL, &a) == 0);
+  CHECK(a.kind == NL_ADV_TERMINATED);
+  CHECK(parse_fixture("advisory_terminated_limits.json", NULL, &a) == 0);
+  CHECK(a.kind == NL_ADV_TERMINATED && a.stream_seq == 1);
+  CHECK(parse_fixture("advisory_consumer_created.json",
+                      "$JS.EVENT.ADVISORY.CONSUMER.CREATED.S1P.P", &a) == 0);
+  CHECK(a.kind == NL_ADV_CREATED && strcmp(a.consumer, "P") == 0);
+  CHECK(parse_fixture("advisory_consumer_deleted.json", NULL, &a) == 0);
+  CHECK(a.kind == NL_ADV_DELETED && strcmp(a.stream, "S5") == 0);
+  /* Not consumer advisories. */
+  CHECK(parse_fixture("advisory_api_audit.json", NULL, &a) == -1);
+  CHECK(parse_fixture("consumer_list.json", NULL, &a) == -1);
+  /* The subject must name the same consumer. */
+  CHECK(parse_fixture("advisory_max_deliver.json",
+                      "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.S4M.D",
+                      &a) == -1);
+  CHECK(parse_fixture("advisory_max_deliver.json",
+                      "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.XS4M.C",
+                      &a) == -1);
+}
+
+void test_advisory_parse_hostile(void) {
+  static const char *const bad[] = {
+      "",
+      "{",
+      "[]",
+      "null",
+      "{\"type\":\"io.nats.jetstream.advisory.v1.nak\"}",
+      "{\"type\":\"io.nats.jetstream.advisory.v1.nak\",\"stream\":\"S\","
+      "\"consumer\":\"C\"}",
+      "{\"type\":\"io.nats.jetstream.advisory.v1.nak\",\"stream\":\"S.x\","
+      "\"consumer\":\"C\",\"stream_seq\":1}",
+      "{\"type\":\"io.nats.jetstream.advisory.v1.nak\",\"stream\":\"S\","
+      "\"consumer\":\"C>\",\"stream_seq\":1}",
+      "{\"type\":\"io.nats.jetstream.advisory.v1.nak\",\"stream\":\"S\","
+      "\"consumer\":\"C\",\"stream_seq\":-1}",
+      "{\"type\":\"io.nats.jetstream.advisory.v1.nak\",\"stream\":\"S\","
+      "\"consumer\":\"C\",\"stream_seq\":\"1\"}",
+      "{\"type\":\"io.nats.jetstream.advisory.v1.nak\",\"stream\":\"\","
+      "\"consumer\":\"C\",\"stream_seq\":1}",
+      "{\"type\":\"io.nats.jetstream.advisory.v1.consumer_action\","
+      "\"stream\":\"S\",\"consumer\":\"C\",\"action\":\"modify\"}",
+      "{\"type\":7,\"stream\":\"S\",\"consumer\":\"C\",\"stream_seq\":1}",
+  };
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    nl_advisory a;
+    char err[256] = "";
+    CHECK(nl_advisory_parse(NULL, bad[i], strlen(bad[i]), &a, err,
+                            sizeof(err)) == -1);
+    CHECK(err[0] != '\0');
+    CHECK(a.stream[0] == '\0');
+  }
+  /* A name longer than a record holds. */
+  char big[600];
+  char name[300];
+  memset(name, 'n', sizeof(name) - 1);
+  name[sizeof(name) - 1] = '\0';
+  snprintf(big, sizeof(big),
+           "{\"type\":\"io.nats.jetstream.advisory.v1.nak\",\"stream\":\"%s\","
+           "\"consumer\":\"C\",\"stream_seq\":1}",
+           name);
+  nl_advisory a;
+  char err[256];
+  CHECK(nl_advisory_parse(NULL, big, strlen(big), &a, err, sizeof(err)) == -1);
+  /* An ack metric. */
+  const char *ack = "{\"type\":\"io.nats.jetstream.metric.v1.consumer_ack\","
+                    "\"stream\":\"S\",\"consumer\":\"C\",\"consumer_seq\":4,"
+                    "\"stream_seq\":3,\"ack_time\":2500000000,"
+                    "\"deliveries\":2}";
+  CHECK(nl_advisory_parse("$JS.EVENT.METRIC.CONSUMER.ACK.S.C", ack, strlen(ack),
+                          &a, err, sizeof(err)) == 0);
+  CHECK(a.kind == NL_ADV_ACK_SAMPLE && a.ack_time_ns == 2500000000LL);
+}
+
+void test_advisory_queue_bounded(void) {
+  nl_advqueue *q = nl_advqueue_create(3);
+  nl_advisory a = {0};
+  for (int i = 1; i <= 5; i++) {
+    a.stream_seq = (uint64_t)i;
+    CHECK(nl_advqueue_push(q, &a) == (i <= 3));
+  }
+  nl_advqueue_counts c;
+  nl_advqueue_get_counts(q, &c);
+  CHECK_EQ_U(c.received, 3);
+  CHECK_EQ_U(c.dropped, 2);
+  nl_advisory out[4];
+  CHECK_EQ_U(nl_advqueue_take(q, out, 2), 2);
+  CHECK_EQ_U(out[0].stream_seq, 1);
+  CHECK_EQ_U(out[1].stream_seq, 2);
+  a.stream_seq = 6;
+  CHECK(nl_advqueue_push(q, &a));
+  CHECK_EQ_U(nl_advqueue_take(q, out, 4), 2);
+  CHECK_EQ_U(out[0].stream_seq, 3);
+  CHECK_EQ_U(out[1].stream_seq, 6);
+  CHECK(nl_advqueue_wait(q, 1)); /* Times out, still open. */
+  nl_advqueue_close(q);
+  CHECK(!nl_advqueue_wait(q, 1000));
+  CHECK(!nl_advqueue_push(q, &a));
+  nl_advqueue_free(q);
+}
+
+/* One engine with streams and consumers whose fields the tests change. */
+#define MAX_OBJ 4
+typedef struct {
+  nl_engine *engine;
+  int64_t t;
+  nl_stream_snap streams[MAX_OBJ];
+  size_t n_streams;
+  nl_consumer_snap consumers[MAX_OBJ];
+  size_t n_consumers;
+  int onsets[NL_CLASS_COUNT];
+  int clears[NL_CLASS_COUNT];
+  nl_finding last[NL_CLASS_COUNT];
+  char last_consumer[64];
+} world;
+
+static void on_transition(void *ud, const char *stream, const char *consumer,
+                          const nl_finding *f, bool active,
+                          const char *reason) {
+  (void)stream, (void)reason;
+  world *w = ud;
+  if (active) {
+    w->onsets[f->cls]++;
+    w->last[f->cls] = *f;
+    snprintf(w->last_consumer, sizeof(w->last_consumer), "%s", consumer);
+  } else {
+    w->clears[f->cls]++;
+  }
+}
+
+static void world_init(world *w, bool config_classes) {
+  memset(w, 0, sizeof(*w));
+  nl_detect_params p;
+  nl_detect_params_default(&p);
+  p.config_classes = config_classes;
+  p.push_unbound_s = 2;
+  w->engine = nl_engine_create(&p);
+  w->t = 1700000000LL * SEC;
+}
+
+static nl_stream_snap *add_stream(world *w, const char *name) {
+  nl_stream_snap *s = &w->streams[w->n_streams++];
+  s->name = (char *)name;
+  s->max_msgs = -1;
+  s->max_bytes = -1;
+  s->first_seq = 1;
+  s->consumers_complete = true;
+  return s;
+}
+
+static nl_consumer_snap *add_consumer(world *w, size_t stream,
+                                      const char *name) {
+  nl_consumer_snap *c = &w->consumers[w->n_consumers++];
+  c->stream = w->streams[stream].name;
+  c->stream_index = stream;
+  c->name = (char *)name;
+  c->created_ns = 1600000000LL * SEC;
+  c->ack_wait_ns = 30 * SEC;
+  c->max_ack_pending = 1000;
+  c->max_deliver = -1;
+  c->durable = true;
+  w->streams[stream].consumer_count++;
+  return c;
+}
+
+static void world_poll(world *w) {
+  nl_snapshot_set set = {0};
+  set.streams = w->streams;
+  set.n_streams = w->n_streams;
+  set.consumers = w->consumers;
+  set.n_consumers = w->n_consumers;
+  nl_engine_sink sink = {NULL, NULL, on_transition};
+  nl_engine_apply(w->engine, &set, w->t, &sink, w);
+  w->t += SEC;
+}
+
+static void world_advise(world *w, nl_adv_kind kind, const char *stream,
+                         const char *consumer, uint64_t seq,
+                         uint64_t deliveries) {
+  nl_advisory a = {.kind = kind, .stream_seq = seq, .deliveries = deliveries};
+  snprintf(a.stream, sizeof(a.stream), "%s", stream);
+  snprintf(a.consumer, sizeof(a.consumer), "%s", consumer);
+  a.received_ns = w->t;
+  nl_engine_sink sink = {NULL, NULL, on_transition};
+  nl_engine_advisory(w->engine, &a, w->t, &sink, w);
+}
+
+static bool active_for(world *w, const char *stream, const char *consumer,
+                       nl_class cls) {
+  if (nl_class_is_stream(cls))
+    return nl_engine_stream_finding(w->engine, stream, cls) != NULL;
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(w->engine), stream, consumer);
+  return st != NULL && st->active[cls] != NULL;
+}
+
+void test_max_deliver_exhausted_from_advisory(void) {
+  world w;
+  world_init(&w, true);
+  add_stream(&w, "MD");
+  nl_consumer_snap *c = add_consumer(&w, 0, "poison");
+  c->max_deliver = 3;
+  world_poll(&w);
+  CHECK(!active_for(&w, "MD", "poison", NL_MAX_DELIVER_EXHAUSTED));
+  /* Between polls: the advisory raises the finding at once. */
+  world_advise(&w, NL_ADV_MAX_DELIVER, "MD", "poison", 7, 3);
+  CHECK(active_for(&w, "MD", "poison", NL_MAX_DELIVER_EXHAUSTED));
+  CHECK_EQ_U(w.onsets[NL_MAX_DELIVER_EXHAUSTED], 1);
+  CHECK(nl_finding_get(&w.last[NL_MAX_DELIVER_EXHAUSTED], "exhausted_seq_1",
+                       0) == 7);
+  CHECK(strstr(w.last[NL_MAX_DELIVER_EXHAUSTED].fix_command,
+               "MAX_DELIVERIES.MD.poison") != NULL);
+  /* It holds at the next polls (the message stays lost). */
+  world_poll(&w);
+  world_advise(&w, NL_ADV_MAX_DELIVER, "MD", "poison", 9, 3);
+  world_poll(&w);
+  CHECK_EQ_U(w.onsets[NL_MAX_DELIVER_EXHAUSTED], 1);
+  CHECK_EQ_U(w.clears[NL_MAX_DELIVER_EXHAUSTED], 0);
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(w.engine), "MD", "poison");
+  CHECK(nl_finding_get(st->active[NL_MAX_DELIVER_EXHAUSTED], "exhausted", 0) ==
+        2);
+  CHECK(nl_finding_get(st->active[NL_MAX_DELIVER_EXHAUSTED], "exhausted_seq_1",
+                       0) == 9);
+  /* The fix: a stream keeps the advisories (dead-letter handling). */
+  nl_stream_snap *dlq = add_stream(&w, "MD_poison_DLQ");
+  char *subjects[] = {"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.MD.*"};
+  dlq->subjects = subjects;
+  dlq->n_subjects = 1;
+  world_poll(&w);
+  CHECK(!active_for(&w, "MD", "poison", NL_MAX_DELIVER_EXHAUSTED));
+  CHECK_EQ_U(w.clears[NL_MAX_DELIVER_EXHAUSTED], 1);
+  /* With dead-letter handling in sight, advisories raise nothing. */
+  world_advise(&w, NL_ADV_MAX_DELIVER, "MD", "poison", 11, 3);
+  CHECK_EQ_U(w.onsets[NL_MAX_DELIVER_EXHAUSTED], 1);
+  nl_engine_free(w.engine);
+}
+
+void test_max_deliver_exhausted_polled_lower_bound(void) {
+  world w;
+  world_init(&w, true);
+  add_stream(&w, "MD");
+  nl_consumer_snap *c = add_consumer(&w, 0, "poison");
+  c->max_deliver = 5;
+  /* A message being redelivered is still pending: not exhausted. */
+  c->num_redelivered = 1;
+  c->num_ack_pending = 1;
+  world_poll(&w);
+  CHECK(!active_for(&w, "MD", "poison", NL_MAX_DELIVER_EXHAUSTED));
+  /* It left pending but stays in the redelivered set: exhausted. */
+  c->num_ack_pending = 0;
+  world_poll(&w);
+  CHECK(active_for(&w, "MD", "poison", NL_MAX_DELIVER_EXHAUSTED));
+  CHECK(nl_finding_get(&w.last[NL_MAX_DELIVER_EXHAUSTED], "lower_bound_polled",
+                       0) == 1);
+  /* The same numbers without a max_deliver are not exhaustion. */
+  world w2;
+  world_init(&w2, true);
+  add_stream(&w2, "S");
+  nl_consumer_snap *c2 = add_consumer(&w2, 0, "c");
+  c2->num_redelivered = 3;
+  world_poll(&w2);
+  world_poll(&w2);
+  CHECK_EQ_U(w2.onsets[NL_MAX_DELIVER_EXHAUSTED], 0);
+  nl_engine_free(w.engine);
+  nl_engine_free(w2.engine);
+}
+
+void test_nak_storm_from_advisories(void) {
+  world w;
+  world_init(&w, true);
+  add_stream(&w, "NK");
+  add_consumer(&w, 0, "loop");
+  world_poll(&w);
+  /* Transient NAKs: each message NAKed once or twice. Not a storm. */
+  for (uint64_t i = 0; i < 12; i++) {
+    world_advise(&w, NL_ADV_NAK, "NK", "loop", 100 + i, 1 + i % 2);
+    w.t += SEC / 10;
+  }
+  CHECK_EQ_U(w.onsets[NL_NAK_STORM], 0);
+  /* One message NAKed again and again: a storm at the 5th NAK. */
+  for (uint64_t d = 1; d <= 5; d++) {
+    world_advise(&w, NL_ADV_NAK, "NK", "loop", 5, d);
+    w.t += SEC / 20;
+  }
+  CHECK(active_for(&w, "NK", "loop", NL_NAK_STORM));
+  CHECK(nl_finding_get(&w.last[NL_NAK_STORM], "cycling_seq_1", 0) == 5);
+  CHECK(nl_finding_get(&w.last[NL_NAK_STORM], "naks_per_s", 0) > 10);
+  /* It holds while NAKs go on, and clears once they stopped for the
+   * window. */
+  world_poll(&w);
+  CHECK(active_for(&w, "NK", "loop", NL_NAK_STORM));
+  w.t += 6 * SEC;
+  world_poll(&w);
+  CHECK(!active_for(&w, "NK", "loop", NL_NAK_STORM));
+  CHECK_EQ_U(w.clears[NL_NAK_STORM], 1);
+  nl_engine_free(w.engine);
+}
+
+void test_deleted_advisory_clears_at_once(void) {
+  world w;
+  world_init(&w, true);
+  add_stream(&w, "AN");
+  nl_consumer_snap *c = add_consumer(&w, 0, "fast");
+  c->ack_policy = NL_ACK_NONE;
+  world_poll(&w);
+  CHECK(active_for(&w, "AN", "fast", NL_ACK_NONE_CONSUMER));
+  world_advise(&w, NL_ADV_DELETED, "AN", "fast", 0, 0);
+  CHECK(!active_for(&w, "AN", "fast", NL_ACK_NONE_CONSUMER));
+  CHECK_EQ_U(w.clears[NL_ACK_NONE_CONSUMER], 1);
+  /* Advisories of consumers no poll saw are dropped. */
+  CHECK(!nl_engine_advisory(
+      w.engine,
+      &(nl_advisory){
+          .kind = NL_ADV_NAK, .stream = "X", .consumer = "Y", .stream_seq = 1},
+      w.t, NULL, NULL));
+  nl_engine_free(w.engine);
+}
+
+void test_config_classes_follow_audit(void) {
+  world w;
+  world_init(&w, true);
+  add_stream(&w, "S");
+  nl_consumer_snap *none = add_consumer(&w, 0, "none");
+  none->ack_policy = NL_ACK_NONE;
+  nl_consumer_snap *eph = add_consumer(&w, 0, "eph");
+  eph->ack_policy = NL_ACK_NONE;
+  eph->durable = false; /* Ephemeral: at-most-once by choice. */
+  nl_consumer_snap *all = add_consumer(&w, 0, "all");
+  all->ack_policy = NL_ACK_ALL;
+  world_poll(&w);
+  CHECK(active_for(&w, "S", "none", NL_ACK_NONE_CONSUMER));
+  CHECK(w.last[NL_ACK_NONE_CONSUMER].severity == NL_SEVERITY_WARNING);
+  CHECK(!active_for(&w, "S", "eph", NL_ACK_NONE_CONSUMER));
+  /* ack all with one pull request waiting: no parallel workers seen. */
+  all->num_waiting = 1;
+  world_poll(&w);
+  CHECK(!active_for(&w, "S", "all", NL_ACK_ALL_PARALLEL));
+  /* Three pull requests waiting: parallel workers. */
+  all->num_waiting = 3;
+  world_poll(&w);
+  CHECK(active_for(&w, "S", "all", NL_ACK_ALL_PARALLEL));
+  /* Holds while the workers are busy (fewer requests waiting). */
+  all->num_waiting = 0;
+  world_poll(&w);
+  CHECK(active_for(&w, "S", "all", NL_ACK_ALL_PARALLEL));
+  /* The fix: one message outstanding at a time. */
+  all->max_ack_pending = 1;
+  world_poll(&w);
+  CHECK(!active_for(&w, "S", "all", NL_ACK_ALL_PARALLEL));
+  /* A deliver group is parallel by itself. */
+  all->max_ack_pending = 1000;
+  all->push = true;
+  all->has_deliver_group = true;
+  world_poll(&w);
+  CHECK(active_for(&w, "S", "all", NL_ACK_ALL_PARALLEL));
+  nl_engine_free(w.engine);
+  /* Off: the check command's engine raises none of them. */
+  world_init(&w, false);
+  add_stream(&w, "S");
+  add_consumer(&w, 0, "none")->ack_policy = NL_ACK_NONE;
+  world_poll(&w);
+  CHECK_EQ_U(w.onsets[NL_ACK_NONE_CONSUMER], 0);
+  nl_engine_free(w.engine);
+}
+
+void test_interest_no_consumers(void) {
+  world w;
+  world_init(&w, true);
+  nl_stream_snap *empty = add_stream(&w, "IN");
+  empty->retention = NL_RETENTION_INTEREST;
+  nl_stream_snap *miss = add_stream(&w, "INF");
+  miss->retention = NL_RETENTION_INTEREST;
+  nl_consumer_snap *other = add_consumer(&w, 1, "other");
+  other->filtered = true;
+  nl_stream_snap *ok = add_stream(&w, "INK");
+  ok->retention = NL_RETENTION_INTEREST;
+  nl_consumer_snap *worker = add_consumer(&w, 2, "worker");
+  world_poll(&w);
+  CHECK(active_for(&w, "IN", NULL, NL_INTEREST_NO_CONSUMERS));
+  CHECK(strcmp(w.last_consumer, NL_STREAM_FINDING_CONSUMER) == 0);
+  CHECK(!active_for(&w, "INF", NULL, NL_INTEREST_NO_CONSUMERS));
+  /* Publishes: INF's filter matches none (last_seq rises, messages flat,
+   * nothing delivered); INK's worker receives and acks them all. */
+  for (int i = 0; i < 3; i++) {
+    miss->last_seq += 20;
+    ok->last_seq += 20;
+    worker->delivered_consumer_seq += 20;
+    worker->delivered_stream_seq += 20;
+    worker->ack_floor_stream_seq += 20;
+    world_poll(&w);
+  }
+  CHECK(active_for(&w, "INF", NULL, NL_INTEREST_NO_CONSUMERS));
+  CHECK(!active_for(&w, "INK", NULL, NL_INTEREST_NO_CONSUMERS));
+  /* No publishes, nothing changed: INF's finding holds. */
+  world_poll(&w);
+  CHECK(active_for(&w, "INF", NULL, NL_INTEREST_NO_CONSUMERS));
+  /* Fixes: a consumer for IN; a matching consumer for INF (receives). */
+  empty->consumer_count = 1;
+  miss->consumer_count = 2;
+  world_poll(&w);
+  CHECK(!active_for(&w, "IN", NULL, NL_INTEREST_NO_CONSUMERS));
+  CHECK(!active_for(&w, "INF", NULL, NL_INTEREST_NO_CONSUMERS));
+  CHECK_EQ_U(w.clears[NL_INTEREST_NO_CONSUMERS], 2);
+  nl_engine_free(w.engine);
+}
+
+void test_single_replica_and_unobservable(void) {
+  world w;
+  world_init(&w, true);
+  add_stream(&w, "LOCAL"); /* Single server: no cluster. */
+  nl_stream_snap *r1 = add_stream(&w, "R1");
+  r1->cluster = "C1";
+  r1->replicas = 1;
+  nl_stream_snap *r3 = add_stream(&w, "R3");
+  r3->cluster = "C1";
+  r3->replicas = 3;
+  r3->consumers_complete = false;
+  world_poll(&w);
+  CHECK(!active_for(&w, "LOCAL", NULL, NL_STREAM_SINGLE_REPLICA));
+  CHECK(active_for(&w, "R1", NULL, NL_STREAM_SINGLE_REPLICA));
+  CHECK(!active_for(&w, "R3", NULL, NL_STREAM_SINGLE_REPLICA));
+  CHECK(active_for(&w, "R3", NULL, NL_CONSUMER_UNOBSERVABLE));
+  CHECK(!active_for(&w, "R1", NULL, NL_CONSUMER_UNOBSERVABLE));
+  r1->replicas = 3;
+  r3->consumers_complete = true;
+  world_poll(&w);
+  CHECK(!active_for(&w, "R1", NULL, NL_STREAM_SINGLE_REPLICA));
+  CHECK(!active_for(&w, "R3", NULL, NL_CONSUMER_UNOBSERVABLE));
+  /* A stream no longer listed clears its findings. */
+  r1->replicas = 1;
+  world_poll(&w);
+  CHECK(active_for(&w, "R1", NULL, NL_STREAM_SINGLE_REPLICA));
+  w.n_streams = 1;
+  world_poll(&w);
+  CHECK(!active_for(&w, "R1", NULL, NL_STREAM_SINGLE_REPLICA));
+  nl_engine_free(w.engine);
+}
+
+void test_push_unbound(void) {
+  world w;
+  world_init(&w, true);
+  nl_stream_snap *s = add_stream(&w, "PU");
+  nl_consumer_snap *gone = add_consumer(&w, 0, "gone");
+  gone->push = true;
+  gone->num_pending = 10;
+  nl_consumer_snap *bound = add_consumer(&w, 0, "bound");
+  bound->push = true;
+  bound->push_bound = true;
+  bound->num_pending = 10;
+  world_poll(&w);
+  world_poll(&w);
+  CHECK(!active_for(&w, "PU", "gone", NL_PUSH_UNBOUND)); /* 1 s < 2 s. */
+  world_poll(&w);
+  CHECK(active_for(&w, "PU", "gone", NL_PUSH_UNBOUND));
+  CHECK(w.last[NL_PUSH_UNBOUND].severity == NL_SEVERITY_WARNING);
+  CHECK(!active_for(&w, "PU", "bound", NL_PUSH_UNBOUND));
+  /* A max_age within the horizon will evict the backlog: critical. */
+  world w2;
+  world_init(&w2, true);
+  nl_stream_snap *s2 = add_stream(&w2, "PUA");
+  s2->max_age_ns = 600 * SEC;
+  nl_consumer_snap *g2 = add_consumer(&w2, 0, "gone");
+  g2->push = true;
+  g2->num_pending = 10;
+  for (int i = 0; i < 4; i++)
+    world_poll(&w2);
+  CHECK(active_for(&w2, "PUA", "gone", NL_PUSH_UNBOUND));
+  CHECK(w2.last[NL_PUSH_UNBOUND].severity == NL_SEVERITY_CRITICAL);
+  /* The fix: a subscriber binds and drains the backlog. */
+  gone->push_bound = true;
+  world_poll(&w);
+  CHECK(!active_for(&w, "PU", "gone", NL_PUSH_UNBOUND));
+  (void)s;
+  nl_engine_free(w.engine);
+  nl_engine_free(w2.engine);
+}
+
+void test_retention_risk_forecast(void) {
+  world w;
+  world_init(&w, true);
+  nl_stream_snap *s = add_stream(&w, "RR");
+  s->max_msgs = 2000;
+  nl_consumer_snap *lag = add_consumer(&w, 0, "lag");
+  nl_consumer_snap *keep = add_consumer(&w, 0, "keep");
+  /* 50 messages a second; lag receives nothing, keep everything. */
+  for (int i = 0; i < 4; i++) {
+    s->last_seq += 50;
+    s->msgs = s->last_seq;
+    lag->num_pending = s->last_seq;
+    keep->delivered_consumer_seq = keep->delivered_stream_seq =
+        keep->ack_floor_stream_seq = s->last_seq;
+    world_poll(&w);
+  }
+  CHECK(active_for(&w, "RR", "lag", NL_RETENTION_RISK));
+  CHECK(!active_for(&w, "RR", "keep", NL_RETENTION_RISK));
+  double forecast =
+      nl_finding_get(&w.last[NL_RETENTION_RISK], "forecast_s", -1);
+  /* 2000 - 200 messages of room at 50/s: 36 s. */
+  CHECK(forecast >= 30 && forecast <= 40);
+  CHECK(strstr(w.last[NL_RETENTION_RISK].fix_command,
+               "nats stream edit RR --max-msgs") != NULL);
+  /* The fix: lag catches up. */
+  lag->num_pending = 0;
+  lag->delivered_consumer_seq = lag->delivered_stream_seq =
+      lag->ack_floor_stream_seq = s->last_seq;
+  world_poll(&w);
+  CHECK(!active_for(&w, "RR", "lag", NL_RETENTION_RISK));
+  /* Without limits there is nothing to forecast. */
+  nl_consumer_state st = {0};
+  nl_stream_snap open = {.name = "O", .max_msgs = -1, .max_bytes = -1};
+  nl_consumer_snap c = {.num_pending = 100};
+  CHECK(isinf(nl_ext_retention_forecast(&st, &c, &open, 50).seconds));
+  nl_engine_free(w.engine);
+}
