@@ -14,6 +14,7 @@
 #include <malloc.h>
 #include <pthread.h>
 
+#include "nl_advfetch.h"
 #include "nl_advrun.h"
 #include "nl_engine.h"
 #include "nl_health.h"
@@ -710,17 +711,68 @@ static void submit_failed_poll(const read_ctx *rc, bool connected) {
  * nl_read: under the engine lock, with findings they prove reported at
  * once through the same sink as a poll's (notifications and health events
  * are thread-safe in collectd). */
+/* True on the read callback's thread while it drains the advisory queue:
+ * a CREATED advisory is then left to the poll that follows, so that the
+ * read callback never waits on the network for one. */
+static _Thread_local bool draining_in_read;
+
+/* Reads the consumer a CREATED advisory announced (stream and consumer
+ * info, read-only, each request bounded by Timeout, without the engine
+ * lock) and hands it to the engine, so that its configuration classes are
+ * raised at once rather than at the next poll. Consumers of streams the
+ * Include/Exclude options leave out, and consumers already held, are left
+ * to the polls. */
+static void refresh_created(nl_instance *inst, const nl_advisory *a) {
+  nl_poll_config sel = {.include = inst->include,
+                        .n_include = inst->n_include,
+                        .exclude = inst->exclude,
+                        .n_exclude = inst->n_exclude};
+  if (draining_in_read || !nl_poll_stream_selected(&sel, a->stream))
+    return;
+  pthread_mutex_lock(&inst->engine_lock);
+  bool known = nl_engine_knows(inst->engine, a->stream, a->consumer);
+  pthread_mutex_unlock(&inst->engine_lock);
+  if (known)
+    return;
+  nl_snapshot_set set = {0};
+  char err[512];
+  if (nl_advfetch_consumer(nl_transport_request, inst->transport, a->stream,
+                           a->consumer, &set, err, sizeof(err)) == 0) {
+    read_ctx rc = {inst, cdtime()};
+    nl_engine_sink sink = {NULL, NULL, sink_transition};
+    pthread_mutex_lock(&inst->engine_lock);
+    nl_http_lock(inst->http);
+    nl_engine_created(inst->engine, &set, (int64_t)CDTIME_T_TO_NS(rc.time),
+                      &sink, &rc);
+    nl_http_unlock(inst->http);
+    pthread_mutex_unlock(&inst->engine_lock);
+  } else {
+    DEBUG(LOG_PREFIX "Instance \"%s\": created consumer %s/%s not read "
+                     "(%s); the next poll will see it.",
+          inst->name, a->stream, a->consumer, err);
+  }
+  nl_snapshot_set_clear(&set);
+}
+
 static void feed_advisories(void *ud, const nl_advisory *a, size_t n) {
   nl_instance *inst = ud;
-  read_ctx rc = {inst, cdtime()};
   nl_engine_sink sink = {NULL, NULL, sink_transition};
-  pthread_mutex_lock(&inst->engine_lock);
-  nl_http_lock(inst->http);
-  for (size_t i = 0; i < n; i++)
-    nl_engine_advisory(inst->engine, &a[i], (int64_t)CDTIME_T_TO_NS(rc.time),
-                       &sink, &rc);
-  nl_http_unlock(inst->http);
-  pthread_mutex_unlock(&inst->engine_lock);
+  size_t i = 0;
+  while (i < n) {
+    if (a[i].kind == NL_ADV_CREATED) {
+      refresh_created(inst, &a[i++]);
+      continue;
+    }
+    /* The records up to the next CREATED one, under one lock. */
+    read_ctx rc = {inst, cdtime()};
+    pthread_mutex_lock(&inst->engine_lock);
+    nl_http_lock(inst->http);
+    for (; i < n && a[i].kind != NL_ADV_CREATED; i++)
+      nl_engine_advisory(inst->engine, &a[i], (int64_t)CDTIME_T_TO_NS(rc.time),
+                         &sink, &rc);
+    nl_http_unlock(inst->http);
+    pthread_mutex_unlock(&inst->engine_lock);
+  }
 }
 
 /* Dispatches the advisory counts: received, dropped (queue full) and
@@ -737,9 +789,9 @@ static void submit_advisory_counts(const read_ctx *rc) {
 }
 
 /* The read callback. A failed poll is reported (log line, POLL_FAILED
- * notification, values) and still returns 0: an error return would make
- * collectd double the poll interval on every failure, so recovery would be
- * seen late. */
+ * notification, values) and returns -1, so that collectd backs off while
+ * the server is down (doubling the interval up to its MaxReadInterval,
+ * which bounds how late a recovery is seen; see docs/reliability.md). */
 static int nl_read(user_data_t *ud) {
   nl_instance *inst = ud->data;
   read_ctx rc = {inst, cdtime()};
@@ -752,7 +804,7 @@ static int nl_read(user_data_t *ud) {
     poll_state(&rc, true, "not connected");
     submit_failed_poll(&rc, false);
     nl_http_poll_failed(inst->http, err, (int64_t)CDTIME_T_TO_NS(rc.time));
-    return 0;
+    return -1;
   }
   if (c_would_release(&inst->connect_complaint))
     c_release(LOG_INFO, &inst->connect_complaint,
@@ -785,7 +837,7 @@ static int nl_read(user_data_t *ud) {
     nl_http_poll_failed(inst->http, stats.first_error,
                         (int64_t)CDTIME_T_TO_NS(rc.time));
     nl_snapshot_set_clear(&set);
-    return 0;
+    return -1;
   }
   if (stats.errors > 0)
     c_complain(LOG_WARNING, &inst->poll_complaint,
@@ -801,7 +853,9 @@ static int nl_read(user_data_t *ud) {
   int64_t now_ns = (int64_t)CDTIME_T_TO_NS(rc.time);
   /* Advisories that arrived before this poll go in first (the advisory
    * thread feeds them too; whichever comes first). */
+  draining_in_read = true;
   nl_advrun_drain(inst->adv);
+  draining_in_read = false;
   pthread_mutex_lock(&inst->engine_lock);
   nl_http_lock(inst->http);
   size_t kept = nl_engine_apply(inst->engine, &set, now_ns, &sink, &rc);

@@ -168,6 +168,9 @@ PIDFile "$NL_TMP/collectd.pid"
 PluginDir "$NL_TMP/plugins"
 TypesDB "/usr/share/collectd/types.db" "$NL_TYPES"
 Interval $interval
+# A failed read makes collectd back off, doubling the interval; cap it so a
+# recovery is seen within seconds (the value users are told to set too).
+MaxReadInterval ${NL_MAX_READ_INTERVAL:-4}
 $(nl_log_csv_config)
 $extra
 LoadPlugin nats_lens
@@ -275,6 +278,13 @@ nl_csv_rows() {
   fi
 }
 
+# nl_csv_seen_since PLUGIN_INSTANCE TYPE TYPE_INSTANCE SINCE_EPOCH_S TEST:
+# succeeds when a row after SINCE has a value for which TEST (an awk
+# comparison such as ">= 2" or "== 0") holds.
+nl_csv_seen_since() {
+  [ "$(nl_csv_rows "$1" "$2" "$3" "\$1 > $4 && \$2 + 0 $5")" -gt 0 ]
+}
+
 # nl_wait_for SECONDS COMMAND...: runs the command every 0.5 s until it
 # succeeds (then succeeds) or SECONDS have passed (then fails).
 nl_wait_for() {
@@ -285,4 +295,53 @@ nl_wait_for() {
     sleep 0.5
   done
   return 1
+}
+
+# A 3-node JetStream cluster "NL" on 127.0.0.1 for the cluster tests.
+# nl_cluster_start BASE starts nodes n1..n3 with client ports BASE..BASE+2,
+# route ports BASE+3..BASE+5 and monitoring ports BASE+6..BASE+8 (nine
+# ports from BASE). The JetStream meta leader needs a few seconds after
+# start: retry the first request (nl_retry). NL_CLUSTER_PID[N] is node N's
+# process; nl_cluster_node_kill / nl_cluster_node_start stop and restart
+# one node with its store kept.
+declare -A NL_CLUSTER_PID=()
+NL_CLUSTER_BASE=
+nl_cluster_client() { echo $((NL_CLUSTER_BASE + $1 - 1)); }
+nl_cluster_route() { echo $((NL_CLUSTER_BASE + 3 + $1 - 1)); }
+nl_cluster_http() { echo $((NL_CLUSTER_BASE + 6 + $1 - 1)); }
+
+# nl_cluster_node_start N: starts (or restarts) node N of the cluster.
+nl_cluster_node_start() {
+  local n=$1
+  cat >"$NL_TMP/n$n.conf" <<EOF2
+server_name: n$n
+listen: 127.0.0.1:$(nl_cluster_client "$n")
+http: 127.0.0.1:$(nl_cluster_http "$n")
+jetstream { store_dir: "$NL_TMP/js-n$n" }
+cluster {
+  name: NL
+  listen: 127.0.0.1:$(nl_cluster_route "$n")
+  routes: [
+    nats-route://127.0.0.1:$(nl_cluster_route 1)
+    nats-route://127.0.0.1:$(nl_cluster_route 2)
+    nats-route://127.0.0.1:$(nl_cluster_route 3)
+  ]
+}
+EOF2
+  nl_start_server "n$n" "$(nl_cluster_client "$n")" -c "$NL_TMP/n$n.conf" ||
+    return 1
+  NL_CLUSTER_PID[$n]=$NL_SERVER_PID
+}
+
+# nl_cluster_node_kill N: kills node N at once (SIGKILL) and waits for it.
+nl_cluster_node_kill() {
+  kill -9 "${NL_CLUSTER_PID[$1]}" 2>/dev/null
+  wait "${NL_CLUSTER_PID[$1]}" 2>/dev/null
+}
+
+# nl_cluster_start BASE: starts the three nodes (see above).
+nl_cluster_start() {
+  NL_CLUSTER_BASE=$1
+  local n
+  for n in 1 2 3; do nl_cluster_node_start "$n" || return 1; done
 }

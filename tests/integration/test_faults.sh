@@ -18,6 +18,10 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin faults
+# A failed read makes collectd back off (the plugin returns an error);
+# MaxReadInterval 1 keeps polling every second here so that recovery times
+# and the log rate limit (c_complain) are measured over many polls.
+NL_MAX_READ_INTERVAL=1
 P_JS=${NL_PORT_FAULTS:-14610}
 P_NOJS=$((P_JS + 1))
 P_ACCT=$((P_JS + 2))
