@@ -135,7 +135,7 @@ static void rule_ack_none(audit_run *a, const nl_consumer_snap *c) {
       !rule_on(a, NL_AUDIT_ACK_NONE))
     return;
   nl_finding *f =
-      add(a, NL_AUDIT_ACK_NONE, NL_SEVERITY_CRITICAL, c->stream, c->name);
+      add(a, NL_AUDIT_ACK_NONE, NL_SEVERITY_WARNING, c->stream, c->name);
   if (f == NULL)
     return;
   words w;
@@ -167,8 +167,9 @@ static void rule_ack_all(audit_run *a, const nl_consumer_snap *c,
       e->workers == 1)
     return;
   bool parallel = e->workers > 1 || c->has_deliver_group || c->num_waiting >= 2;
-  nl_finding *f = add(a, NL_AUDIT_ACK_ALL_PARALLEL,
-                      parallel ? NL_SEVERITY_CRITICAL : NL_SEVERITY_WARNING,
+  /* A warning either way, as the plugin's ACK_ALL_PARALLEL class: the two
+   * must never disagree. parallel_seen tells the forms apart. */
+  nl_finding *f = add(a, NL_AUDIT_ACK_ALL_PARALLEL, NL_SEVERITY_WARNING,
                       c->stream, c->name);
   if (f == NULL)
     return;
@@ -179,6 +180,7 @@ static void rule_ack_all(audit_run *a, const nl_consumer_snap *c,
   nl_finding_add(f, "deliver_group", c->has_deliver_group ? 1 : 0);
   nl_finding_add(f, "max_ack_pending", (double)c->max_ack_pending);
   nl_finding_add(f, "num_ack_pending", (double)c->num_ack_pending);
+  nl_finding_add(f, "parallel_seen", parallel ? 1 : 0);
   if (parallel)
     snprintf(f->description, sizeof(f->description),
              "ack_policy all with parallel workers (%s): one worker's ack "
@@ -587,6 +589,9 @@ bool nl_audit_interest_dropping(const nl_stream_snap *s,
 }
 
 /* Runs the rules about one stream itself. */
+static void rule_unobservable(audit_run *a, const char *name,
+                              double consumer_count);
+
 static void audit_stream(audit_run *a, const nl_stream_snap *s) {
   words w;
   quote(s->name, NULL, NULL, &w);
@@ -615,22 +620,40 @@ static void audit_stream(audit_run *a, const nl_stream_snap *s) {
              "3 replicas (the cluster needs at least 3 JetStream servers); "
              "the stream's consumers follow its replica count");
   }
-  if (!s->consumers_complete && rule_on(a, NL_AUDIT_UNOBSERVABLE)) {
-    nl_finding *f =
-        add(a, NL_AUDIT_UNOBSERVABLE, NL_SEVERITY_WARNING, s->name, NULL);
-    if (f == NULL)
-      return;
-    nl_finding_add(f, "consumer_count", (double)s->consumer_count);
-    snprintf(f->description, sizeof(f->description),
-             "the stream's consumer list could not be read completely "
-             "(consumers missing or offline in the reply, or the request "
-             "failed): those consumers were not checked");
-    snprintf(f->fix_command, sizeof(f->fix_command), "nats consumer report %s",
-             w.stream);
-    snprintf(f->recommendation, sizeof(f->recommendation),
-             "look at the stream's leader and the cluster's health (nats "
-             "server report jetstream), then run the check again");
-  }
+  if (!s->consumers_complete)
+    rule_unobservable(a, s->name, (double)s->consumer_count);
+}
+
+/* UNOBSERVABLE for the stream named name: its consumer list could not be
+ * read completely (consumer_count >= 0, from the stream's listing), or the
+ * stream itself was reported missing (consumer_count < 0, unknown). */
+static void rule_unobservable(audit_run *a, const char *name,
+                              double consumer_count) {
+  if (!rule_on(a, NL_AUDIT_UNOBSERVABLE))
+    return;
+  nl_finding *f =
+      add(a, NL_AUDIT_UNOBSERVABLE, NL_SEVERITY_WARNING, name, NULL);
+  if (f == NULL)
+    return;
+  words w;
+  quote(name, NULL, NULL, &w);
+  bool missing = consumer_count < 0;
+  if (!missing)
+    nl_finding_add(f, "consumer_count", consumer_count);
+  nl_finding_add(f, "stream_missing", missing ? 1 : 0);
+  snprintf(f->description, sizeof(f->description), "%s",
+           missing ? "the stream was reported missing in the stream list "
+                     "(its leader did not answer): none of its consumers "
+                     "could be read or checked"
+                   : "the stream's consumer list could not be read "
+                     "completely (consumers missing or offline in the "
+                     "reply, or the request failed): those consumers were "
+                     "not checked");
+  snprintf(f->fix_command, sizeof(f->fix_command), "nats consumer report %s",
+           w.stream);
+  snprintf(f->recommendation, sizeof(f->recommendation),
+           "look at the stream's leader and the cluster's health (nats "
+           "server report jetstream), then run the check again");
 }
 
 int nl_audit_stream(const nl_snapshot_set *set, size_t index,
@@ -639,6 +662,15 @@ int nl_audit_stream(const nl_snapshot_set *set, size_t index,
   audit_run a = {set, p, out, false, rules};
   if (index < set->n_streams)
     audit_stream(&a, &set->streams[index]);
+  return a.failed ? -1 : 0;
+}
+
+int nl_audit_missing_stream(const nl_snapshot_set *set, size_t index,
+                            const nl_audit_params *p, unsigned rules,
+                            nl_audit_result *out) {
+  audit_run a = {set, p, out, false, rules};
+  if (index < set->n_missing_streams)
+    rule_unobservable(&a, set->missing_streams[index], -1);
   return a.failed ? -1 : 0;
 }
 
@@ -676,6 +708,10 @@ int nl_audit_run(const nl_snapshot_set *set, const nl_poll_config *select,
   for (size_t i = 0; i < set->n_streams && !a.failed; i++)
     if (select == NULL || nl_poll_stream_selected(select, set->streams[i].name))
       audit_stream(&a, &set->streams[i]);
+  for (size_t i = 0; i < set->n_missing_streams && !a.failed; i++)
+    if (select == NULL ||
+        nl_poll_stream_selected(select, set->missing_streams[i]))
+      rule_unobservable(&a, set->missing_streams[i], -1);
   for (size_t i = 0; i < set->n_consumers && !a.failed; i++) {
     const nl_consumer_snap *c = &set->consumers[i];
     if (c->stream_index >= set->n_streams)

@@ -81,6 +81,11 @@ int nl_audit_stream(const nl_snapshot_set *set, size_t index,
 int nl_audit_consumer(const nl_snapshot_set *set, size_t index,
                       const nl_audit_params *p, unsigned rules,
                       nl_audit_result *out);
+/* Audits the stream set->missing_streams[index] (reported missing by
+ * STREAM.LIST): the UNOBSERVABLE rule, when rules allow it. */
+int nl_audit_missing_stream(const nl_snapshot_set *set, size_t index,
+                            const nl_audit_params *p, unsigned rules,
+                            nl_audit_result *out);
 
 /* Returns the plugin's class (nl_finding.h) that reports the same rule, or
  * NL_CLASS_COUNT when the plugin has none. */

@@ -71,6 +71,14 @@ static void finding_init(nl_finding *f, nl_class cls) {
 
 /* Recommended ack_wait in whole seconds: 1.5 times the longest time a
  * message was seen outstanding, and at least twice the current ack_wait. */
+void nl_detect_ack_wait_fix(const nl_consumer_snap *c, double ack_wait_s,
+                            char *buf, size_t len) {
+  names_t q;
+  quote_names(c, &q);
+  snprintf(buf, len, "nats consumer edit %s %s --wait %.0fs", q.stream,
+           q.consumer, ack_wait_s);
+}
+
 static double recommend_ack_wait_s(const nl_consumer_state *st,
                                    const nl_consumer_snap *c) {
   double longest = seconds(st->longest_pin_ns);
@@ -223,10 +231,7 @@ static bool detect_missing_progress(const nl_consumer_state *st,
            c->ack_floor_stream_seq + 1, seconds(pinned),
            (double)pinned / (double)delay, seconds(c->ack_wait_ns),
            st->redelivered_since_floor);
-  names_t q;
-  quote_names(c, &q);
-  snprintf(f->fix_command, sizeof(f->fix_command),
-           "nats consumer edit %s %s --wait %.0fs", q.stream, q.consumer, rec);
+  nl_detect_ack_wait_fix(c, rec, f->fix_command, sizeof(f->fix_command));
   snprintf(f->recommendation, sizeof(f->recommendation),
            "send in-progress acks (+WPI, msg.InProgress()) at least every "
            "%.0f s from long tasks; or raise ack_wait to %.0f s (1.5x the "
@@ -291,10 +296,7 @@ static bool detect_ack_wait(const nl_consumer_state *st,
            "than ack_wait %.1f s, so messages still being worked on are "
            "delivered again (duplicate execution)",
            redeliveries, intervals, seconds(window), seconds(c->ack_wait_ns));
-  names_t q;
-  quote_names(c, &q);
-  snprintf(f->fix_command, sizeof(f->fix_command),
-           "nats consumer edit %s %s --wait %.0fs", q.stream, q.consumer, rec);
+  nl_detect_ack_wait_fix(c, rec, f->fix_command, sizeof(f->fix_command));
   snprintf(f->recommendation, sizeof(f->recommendation),
            "ack_wait %.0f s: 1.5x the longest time a message was seen "
            "outstanding (%.1f s), at least 2x the current ack_wait; for push "

@@ -65,4 +65,9 @@ void nl_detect_consumer(const nl_consumer_state *st, const nl_consumer_snap *c,
                         bool active[NL_CLASS_COUNT],
                         nl_finding out[NL_CLASS_COUNT]);
 
+/* Writes the command that sets consumer c's ack_wait to ack_wait_s
+ * seconds (names shell-quoted) into buf. */
+void nl_detect_ack_wait_fix(const nl_consumer_snap *c, double ack_wait_s,
+                            char *buf, size_t len);
+
 #endif

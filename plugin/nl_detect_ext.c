@@ -42,10 +42,9 @@ int nl_ext_record(nl_consumer_state *st, const nl_advisory *a) {
     x->n_terminated++;
     break;
   case NL_ADV_ACK_SAMPLE:
-    x->ack_times_ns[x->n_acks % NL_EXT_ACKS] = a->ack_time_ns;
+    x->acks[x->n_acks % NL_EXT_ACKS] =
+        (nl_ext_ack){a->ack_time_ns > 0 ? a->ack_time_ns : 0, a->deliveries};
     x->n_acks++;
-    if (a->deliveries > 1)
-      x->acks_redelivered++;
     break;
   case NL_ADV_QUORUM_LOST:
     x->n_quorum_lost++;
@@ -251,6 +250,81 @@ void nl_ext_detect_advisory(const nl_consumer_state *st,
   active[NL_NAK_STORM] = detect_nak_adv(st, p, now_ns, &out[NL_NAK_STORM]);
 }
 
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+nl_ack_stats nl_ext_ack_stats(const nl_ext_state *x, int64_t ack_wait_ns) {
+  nl_ack_stats r = {0, 0, 0, 0};
+  if (x == NULL)
+    return r;
+  uint64_t held = x->n_acks < NL_EXT_ACKS ? x->n_acks : NL_EXT_ACKS;
+  int64_t t[NL_EXT_ACKS];
+  for (uint64_t i = 0; i < held; i++) {
+    t[i] = x->acks[i].ack_time_ns;
+    if (ack_wait_ns > 0 && t[i] > ack_wait_ns)
+      r.over_wait++;
+    if (x->acks[i].deliveries > 1)
+      r.redelivered++;
+  }
+  r.samples = (unsigned)held;
+  if (held >= NL_EXT_ACKS_MIN) {
+    qsort(t, held, sizeof(t[0]), cmp_i64);
+    size_t rank = (size_t)ceil(0.99 * (double)held); /* Nearest rank. */
+    r.p99_s = seconds(t[rank - 1]);
+  }
+  return r;
+}
+
+/* Adds the ack samples' evidence to f, an active ACK_WAIT_VIOLATION or
+ * MISSING_PROGRESS of consumer c, and with a P99 estimate recommends
+ * ack_wait 1.5 x P99 when that is more than the polled recommendation,
+ * saying in the recommendation how the value was derived. A finding that
+ * already carries the samples (a held copy) is left as it is. */
+static void take_ack_samples(const nl_consumer_snap *c, const nl_ack_stats *a,
+                             nl_finding *f) {
+  if (a->samples == 0 || nl_finding_get(f, "ack_samples", -1) >= 0)
+    return;
+  nl_finding_add(f, "ack_samples", a->samples);
+  nl_finding_add(f, "ack_samples_over_wait", a->over_wait);
+  nl_finding_add(f, "ack_samples_redelivered", a->redelivered);
+  if (a->p99_s <= 0)
+    return;
+  nl_finding_add(f, "processing_p99_s", a->p99_s);
+  double polled = nl_finding_get(f, "recommended_ack_wait_s", 0);
+  double rec = ceil(1.5 * a->p99_s);
+  char how[NL_TEXT_MAX];
+  if (rec > polled) {
+    nl_finding_set(f, "recommended_ack_wait_s", rec);
+    nl_detect_ack_wait_fix(c, rec, f->fix_command, sizeof(f->fix_command));
+    snprintf(how, sizeof(how),
+             "ack_wait %.0f s: 1.5x the processing-time P99 (%.1f s) of "
+             "the last %u ack samples (sample_freq), of which %u took "
+             "longer than ack_wait %.1f s",
+             rec, a->p99_s, a->samples, a->over_wait, seconds(c->ack_wait_ns));
+    if (f->cls == NL_MISSING_PROGRESS)
+      snprintf(f->recommendation, sizeof(f->recommendation),
+               "send in-progress acks (+WPI, msg.InProgress()) at least "
+               "every %.0f s from long tasks; or raise %s",
+               seconds(c->ack_wait_ns) / 2, how);
+    else
+      snprintf(f->recommendation, sizeof(f->recommendation),
+               "%s; for push consumers also lower max_ack_pending so "
+               "messages do not wait in the client's buffer",
+               how);
+  } else {
+    /* The samples cannot raise the polled value: say why they are lower. */
+    snprintf(how, sizeof(how),
+             "%s (1.5x the P99 ack_time of the last %u ack samples, %.1f "
+             "s, is not more: the server measures ack_time from a "
+             "message's expiry or latest delivery, so slow messages look "
+             "fast)",
+             f->recommendation, a->samples, a->p99_s);
+    snprintf(f->recommendation, sizeof(f->recommendation), "%s", how);
+  }
+}
+
 /* Backlog (pending plus awaiting ack) of a sample. */
 static double backlog_of(const nl_sample *s) {
   return (double)s->num_pending + (double)s->num_ack_pending;
@@ -435,9 +509,11 @@ static bool detect_unbound(nl_ext_state *x, const nl_consumer_state *st,
   ((1u << NL_AUDIT_INTEREST_NO_CONSUMERS) | (1u << NL_AUDIT_R1_ON_CLUSTER) |   \
    (1u << NL_AUDIT_UNOBSERVABLE))
 
-/* Sets active/out from the audit findings in r, mapped to plugin classes.
- * ACK_ALL_PARALLEL starts only with parallel workers seen (the audit's
- * critical case) and holds while the rule matches at all. */
+/* Sets active/out from the audit findings in r, mapped to plugin classes,
+ * with the audit's severity (the same as the class's, so that the plugin
+ * and nats-lens-check never disagree). ACK_ALL_PARALLEL starts only with
+ * parallel workers seen (parallel_seen) and holds while the rule matches
+ * at all. */
 static void take_audit(const nl_audit_result *r,
                        nl_finding *const held[NL_CLASS_COUNT],
                        bool active[NL_CLASS_COUNT],
@@ -447,11 +523,10 @@ static void take_audit(const nl_audit_result *r,
     if (cls == NL_CLASS_COUNT)
       continue;
     if (cls == NL_ACK_ALL_PARALLEL && held[cls] == NULL &&
-        r->items[i].f.severity != NL_SEVERITY_CRITICAL)
+        nl_finding_get(&r->items[i].f, "parallel_seen", 0) == 0)
       continue;
     out[cls] = r->items[i].f;
     out[cls].cls = cls;
-    out[cls].severity = nl_class_severity(cls);
     active[cls] = true;
   }
 }
@@ -467,6 +542,7 @@ void nl_ext_detect_consumer(nl_consumer_state *st, const nl_consumer_snap *c,
   nl_ext_state *x = needs ? ext_of(st) : NULL;
   if (x != NULL) {
     x->max_deliver = c->max_deliver;
+    x->ack_wait_ns = c->ack_wait_ns;
     x->dead_letter =
         c->max_deliver > 0 && nl_audit_dead_letter(ctx ? ctx->set : NULL, c);
   }
@@ -484,16 +560,34 @@ void nl_ext_detect_consumer(nl_consumer_state *st, const nl_consumer_snap *c,
       active[NL_MISSING_PROGRESS] = false;
       active[NL_ACK_WAIT_VIOLATION] = false;
     }
+    if (x->n_acks > 0 &&
+        (active[NL_ACK_WAIT_VIOLATION] || active[NL_MISSING_PROGRESS])) {
+      nl_ack_stats a = nl_ext_ack_stats(x, c->ack_wait_ns);
+      if (active[NL_ACK_WAIT_VIOLATION])
+        take_ack_samples(c, &a, &out[NL_ACK_WAIT_VIOLATION]);
+      if (active[NL_MISSING_PROGRESS])
+        take_ack_samples(c, &a, &out[NL_MISSING_PROGRESS]);
+    }
   }
   active[NL_RETENTION_RISK] =
       !active[NL_SEQUENCE_GAP] &&
       detect_retention(st, c, s, p, &fc, rate, &out[NL_RETENTION_RISK]);
-  if (p->config_classes && ctx != NULL && ctx->scratch != NULL) {
-    ctx->scratch->n = 0;
-    nl_audit_consumer(ctx->set, ctx->consumer_index, ctx->audit, CONSUMER_RULES,
-                      ctx->scratch);
-    take_audit(ctx->scratch, st->active, active, out);
-  }
+  if (ctx != NULL && ctx->scratch != NULL)
+    nl_ext_detect_config(st, ctx, p, active, out);
+}
+
+void nl_ext_detect_config(const nl_consumer_state *st, const nl_ext_poll *ctx,
+                          const nl_detect_params *p,
+                          bool active[NL_CLASS_COUNT],
+                          nl_finding out[NL_CLASS_COUNT]) {
+  active[NL_ACK_NONE_CONSUMER] = false;
+  active[NL_ACK_ALL_PARALLEL] = false;
+  if (!p->config_classes)
+    return;
+  ctx->scratch->n = 0;
+  nl_audit_consumer(ctx->set, ctx->consumer_index, ctx->audit, CONSUMER_RULES,
+                    ctx->scratch);
+  take_audit(ctx->scratch, st->active, active, out);
 }
 
 void nl_ext_detect_stream(const nl_snapshot_set *set, size_t index,
@@ -533,4 +627,20 @@ void nl_ext_detect_stream(const nl_snapshot_set *set, size_t index,
   out[NL_INTEREST_NO_CONSUMERS].severity =
       nl_class_severity(NL_INTEREST_NO_CONSUMERS);
   active[NL_INTEREST_NO_CONSUMERS] = true;
+}
+
+void nl_ext_detect_missing_stream(const nl_snapshot_set *set, size_t index,
+                                  const nl_detect_params *p,
+                                  nl_audit_result *scratch,
+                                  const nl_audit_params *audit,
+                                  bool active[NL_CLASS_COUNT],
+                                  nl_finding out[NL_CLASS_COUNT]) {
+  active[NL_CONSUMER_UNOBSERVABLE] = false;
+  if (!p->config_classes)
+    return;
+  nl_finding *const none[NL_CLASS_COUNT] = {NULL};
+  scratch->n = 0;
+  nl_audit_missing_stream(set, index, audit, 1u << NL_AUDIT_UNOBSERVABLE,
+                          scratch);
+  take_audit(scratch, none, active, out);
 }

@@ -18,12 +18,21 @@
 #define NL_EXT_NAKS 32     /* Newest NAK advisories kept per consumer. */
 #define NL_EXT_EXHAUSTED 8 /* Newest exhausted sequences kept. */
 #define NL_EXT_ACKS 64     /* Newest ack samples kept. */
+#define NL_EXT_ACKS_MIN 3  /* Ack samples needed for a P99 estimate. */
 
 typedef struct {
   int64_t t_ns; /* When it was received. */
   uint64_t stream_seq;
   uint64_t deliveries;
 } nl_ext_nak;
+
+/* One ack sample ($JS.EVENT.METRIC.CONSUMER.ACK, consumers with
+ * sample_freq): the server's time from the latest delivery of the message
+ * to the ack, and the delivery count of the delivery that was acked. */
+typedef struct {
+  int64_t ack_time_ns;
+  uint64_t deliveries;
+} nl_ext_ack;
 
 /* Per consumer, allocated with the consumer's state when needed (one
  * allocation, no pointers). */
@@ -35,13 +44,13 @@ typedef struct nl_ext_state {
   uint64_t n_exhausted;
   int64_t exhausted_last_ns;
   uint64_t n_terminated;
-  int64_t ack_times_ns[NL_EXT_ACKS]; /* Ring of ack samples. */
+  nl_ext_ack acks[NL_EXT_ACKS]; /* Ring of ack samples. */
   uint64_t n_acks;
-  uint64_t acks_redelivered; /* Samples with deliveries > 1. */
   uint64_t n_quorum_lost;
   uint64_t n_leader_elected;
   /* From the latest poll. */
   int64_t max_deliver;
+  int64_t ack_wait_ns;
   bool dead_letter;         /* Dead-letter handling in sight. */
   int64_t unbound_since_ns; /* PUSH_UNBOUND: first poll unbound. */
 } nl_ext_state;
@@ -49,6 +58,18 @@ typedef struct nl_ext_state {
 /* Records advisory a of the consumer st (allocating st->ext). Returns 0,
  * or -1 when memory runs out. */
 int nl_ext_record(nl_consumer_state *st, const nl_advisory *a);
+
+/* What the ack samples held say, against ack_wait. */
+typedef struct {
+  unsigned samples;     /* Held, at most NL_EXT_ACKS (the newest). */
+  unsigned over_wait;   /* With ack_time > ack_wait. */
+  unsigned redelivered; /* With deliveries > 1. */
+  double p99_s;         /* The P99 of ack_time (nearest rank); 0 when fewer
+                           than NL_EXT_ACKS_MIN samples are held. */
+} nl_ack_stats;
+
+/* Summarises the ack samples of x (may be NULL) against ack_wait_ns. */
+nl_ack_stats nl_ext_ack_stats(const nl_ext_state *x, int64_t ack_wait_ns);
 
 /* What one poll gives the consumer detectors besides the consumer. */
 typedef struct {
@@ -65,13 +86,26 @@ typedef struct {
  * active/out for MAX_DELIVER_EXHAUSTED, ACK_NONE_CONSUMER,
  * ACK_ALL_PARALLEL, PUSH_UNBOUND and RETENTION_RISK; when the NAK
  * advisories prove a storm, sets NAK_STORM from them and clears
- * MISSING_PROGRESS and ACK_WAIT_VIOLATION (the redeliveries were NAKs).
- * Stream-level classes are set inactive. Updates st->ext. */
+ * MISSING_PROGRESS and ACK_WAIT_VIOLATION (the redeliveries were NAKs);
+ * an active ACK_WAIT_VIOLATION or MISSING_PROGRESS gets the ack samples'
+ * evidence and, with enough samples, a recommended ack_wait of at least
+ * 1.5 x their P99. Stream-level classes are set inactive. Updates
+ * st->ext. */
 void nl_ext_detect_consumer(nl_consumer_state *st, const nl_consumer_snap *c,
                             const nl_stream_snap *s, const nl_detect_params *p,
                             const nl_ext_poll *ctx, int64_t now_ns,
                             bool active[NL_CLASS_COUNT],
                             nl_finding out[NL_CLASS_COUNT]);
+
+/* The consumer configuration classes alone (ACK_NONE_CONSUMER,
+ * ACK_ALL_PARALLEL, through nl_audit's rules) of consumer
+ * ctx->consumer_index of ctx->set, whose state st holds the active
+ * findings: sets active/out for those two only; nothing when
+ * p->config_classes is off. ctx->scratch must be set. */
+void nl_ext_detect_config(const nl_consumer_state *st, const nl_ext_poll *ctx,
+                          const nl_detect_params *p,
+                          bool active[NL_CLASS_COUNT],
+                          nl_finding out[NL_CLASS_COUNT]);
 
 /* The classes that advisories prove between polls (MAX_DELIVER_EXHAUSTED
  * and NAK_STORM) for st at now_ns: sets active/out for those two only. */
@@ -103,6 +137,16 @@ void nl_ext_detect_stream(const nl_snapshot_set *set, size_t index,
                           const nl_audit_params *audit,
                           bool active[NL_CLASS_COUNT],
                           nl_finding out[NL_CLASS_COUNT]);
+
+/* CONSUMER_UNOBSERVABLE for the stream set->missing_streams[index]
+ * (reported missing by STREAM.LIST). Sets active/out for that class only;
+ * nothing when p->config_classes is off. */
+void nl_ext_detect_missing_stream(const nl_snapshot_set *set, size_t index,
+                                  const nl_detect_params *p,
+                                  nl_audit_result *scratch,
+                                  const nl_audit_params *audit,
+                                  bool active[NL_CLASS_COUNT],
+                                  nl_finding out[NL_CLASS_COUNT]);
 
 /* The stream limit a RETENTION_RISK forecast comes from. */
 typedef enum {

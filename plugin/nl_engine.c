@@ -140,6 +140,10 @@ static bool keep_unlisted(const nl_consumer_state *st, void *arg) {
     ctx->kept++;
     return true;
   }
+  if (nl_snapshot_set_is_missing(ctx->set, st->stream)) {
+    ctx->kept++;
+    return true;
+  }
   return false;
 }
 
@@ -168,6 +172,25 @@ static void stream_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
   const nl_stream_snap *s = &set->streams[i];
   t->prev = (nl_ext_stream_prev){true, s->last_seq, s->msgs, s->consumer_count,
                                  now_ns};
+  t->seen_generation = e->generation;
+}
+
+/* A stream STREAM.LIST reported missing: CONSUMER_UNOBSERVABLE is detected
+ * for it; its other stream-level findings are kept as they are (nothing
+ * was seen either way). */
+static void missing_stream(nl_engine *e, const nl_snapshot_set *set, size_t i,
+                           int64_t now_ns, const nl_engine_sink *sink,
+                           void *ud) {
+  stream_total *t = total_for(e, set->missing_streams[i]);
+  if (t == NULL)
+    return;
+  bool active[NL_CLASS_COUNT] = {false};
+  nl_finding found[NL_CLASS_COUNT];
+  nl_ext_detect_missing_stream(set, i, &e->params, &e->scratch, &e->audit,
+                               active, found);
+  update_held(t->active, t->name, NL_STREAM_FINDING_CONSUMER,
+              NL_CONSUMER_UNOBSERVABLE, NL_CONSUMER_UNOBSERVABLE, active, found,
+              now_ns, sink, ud);
   t->seen_generation = e->generation;
 }
 
@@ -265,6 +288,8 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
     if (sink && sink->stream)
       sink->stream(ud, &set->streams[i], t ? t->lost_total : 0);
   }
+  for (size_t i = 0; i < set->n_missing_streams; i++)
+    missing_stream(e, set, i, now_ns, sink, ud);
   streams_gone(e, sink, ud);
   free(lost);
   free(delivered);
@@ -341,6 +366,34 @@ bool nl_engine_advisory(nl_engine *e, const nl_advisory *a, int64_t now_ns,
       update_held(st->active, st->stream, st->name, cls, cls, active, found,
                   now_ns, sink, ud);
   }
+  return true;
+}
+
+bool nl_engine_knows(nl_engine *e, const char *stream, const char *consumer) {
+  return nl_registry_find(e->reg, stream, consumer) != NULL;
+}
+
+bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
+                       const nl_engine_sink *sink, void *ud) {
+  if (set->n_streams < 1 || set->n_consumers < 1)
+    return false;
+  const nl_consumer_snap *c = &set->consumers[0];
+  const nl_stream_snap *s = &set->streams[c->stream_index];
+  if (nl_registry_find(e->reg, c->stream, c->name) != NULL)
+    return false;
+  bool reset;
+  nl_consumer_state *st =
+      nl_registry_observe(e->reg, c, s, now_ns, e->generation, &reset);
+  if (st == NULL)
+    return false;
+  bool active[NL_CLASS_COUNT] = {false};
+  nl_finding found[NL_CLASS_COUNT];
+  nl_ext_poll ctx = {set, 0, -1, &e->scratch, &e->audit};
+  nl_ext_detect_config(st, &ctx, &e->params, active, found);
+  update_held(st->active, st->stream, st->name, NL_ACK_NONE_CONSUMER,
+              NL_ACK_NONE_CONSUMER, active, found, now_ns, sink, ud);
+  update_held(st->active, st->stream, st->name, NL_ACK_ALL_PARALLEL,
+              NL_ACK_ALL_PARALLEL, active, found, now_ns, sink, ud);
   return true;
 }
 

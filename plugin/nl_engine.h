@@ -53,6 +53,20 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
 bool nl_engine_advisory(nl_engine *e, const nl_advisory *a, int64_t now_ns,
                         const nl_engine_sink *sink, void *ud);
 
+/* Takes in a consumer a CREATED advisory announced, read at now_ns:
+ * set holds its stream (index 0) and the consumer (index 0, see
+ * nl_advfetch.h). A consumer the engine does not hold yet is recorded and
+ * its configuration classes (ACK_NONE_CONSUMER, ACK_ALL_PARALLEL) are
+ * raised at once, reporting transitions to sink; the other classes wait
+ * for the next poll. A consumer already held is left to the polls. Not
+ * thread-safe: serialise with nl_engine_apply. Returns true when the
+ * consumer was taken in. */
+bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
+                       const nl_engine_sink *sink, void *ud);
+
+/* Returns true when the engine holds the consumer. */
+bool nl_engine_knows(nl_engine *e, const char *stream, const char *consumer);
+
 /* Advisories fed in, and those of consumers not known yet. */
 void nl_engine_advisory_counts(nl_engine *e, uint64_t *fed, uint64_t *unknown);
 

@@ -33,7 +33,11 @@ int nl_event_subject(const char *prefix, const char *stream,
   if (!nl_event_prefix_valid(prefix))
     return -1;
   nl_name_token(stream, s, sizeof(s));
-  nl_name_token(consumer, c, sizeof(c));
+  /* A stream-level finding (empty consumer) takes the token "-". */
+  if (consumer[0] == '\0')
+    snprintf(c, sizeof(c), "-");
+  else
+    nl_name_token(consumer, c, sizeof(c));
   int n = snprintf(out, len, "%s.violations.%s.%s", prefix, s, c);
   return n >= 0 && (size_t)n < len ? 0 : -1;
 }

@@ -76,6 +76,15 @@ double nl_finding_get(const nl_finding *f, const char *name, double def) {
   return def;
 }
 
+void nl_finding_set(nl_finding *f, const char *name, double value) {
+  for (int i = 0; i < f->n_evidence; i++)
+    if (strcmp(f->evidence[i].name, name) == 0) {
+      f->evidence[i].value = value;
+      return;
+    }
+  nl_finding_add(f, name, value);
+}
+
 char *nl_finding_format_evidence(const nl_finding *f, char *buf, size_t len) {
   size_t used = 0;
   if (len == 0)

@@ -29,7 +29,7 @@ typedef enum {
   NL_SEVERITY_CRITICAL = 2,
 } nl_severity;
 
-#define NL_EVIDENCE_MAX 10
+#define NL_EVIDENCE_MAX 14
 #define NL_TEXT_MAX 512
 
 /* One named number that proves a finding. The name is a static string. */
@@ -75,6 +75,10 @@ void nl_finding_add(nl_finding *f, const char *name, double value);
 
 /* Returns the value of the named evidence number, or def when absent. */
 double nl_finding_get(const nl_finding *f, const char *name, double def);
+
+/* Sets evidence name of f to value: the existing entry, else a new one as
+ * nl_finding_add. */
+void nl_finding_set(nl_finding *f, const char *name, double value);
 
 /* Writes "name=value, name=value" for the evidence into buf (always
  * NUL-terminated). Returns buf. */

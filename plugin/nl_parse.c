@@ -313,6 +313,21 @@ int nl_parse_stream_list(const char *json, size_t len, nl_snapshot_set *set,
   if (root == NULL)
     return rc;
   json_object *items = page_items(root, "streams", page, &empty, err, errlen);
+  json_object *missing = member(root, "missing", json_type_array);
+  if (missing != NULL) {
+    /* Clustered: streams whose leader did not answer. Names only; entries
+     * that are not strings or are too long are counted as skipped. */
+    page->n_missing = json_object_array_length(missing);
+    for (size_t i = 0; i < page->n_missing; i++) {
+      json_object *m = json_object_array_get_idx(missing, i);
+      const char *name = json_object_is_type(m, json_type_string)
+                             ? json_object_get_string(m)
+                             : NULL;
+      if (name == NULL || name[0] == '\0' || strlen(name) > NL_NAME_MAX ||
+          nl_snapshot_set_add_missing(set, name) != 0)
+        page->n_skipped++;
+    }
+  }
   if (items == NULL) {
     json_object_put(root);
     return empty ? NL_PARSE_OK : NL_PARSE_BAD_JSON;
@@ -407,17 +422,29 @@ static int read_consumer(json_object *item, const char *stream,
   return 0;
 }
 
+/* Parses a reply about the consumers of the stream at stream_index of set.
+ * Returns the root object (the caller puts it), or NULL with *rc and err
+ * set. */
+static json_object *parse_for_stream(const char *json, size_t len,
+                                     size_t stream_index,
+                                     const nl_snapshot_set *set, int *rc,
+                                     char *err, size_t errlen) {
+  if (stream_index >= set->n_streams) {
+    snprintf(err, errlen, "no such stream index");
+    *rc = NL_PARSE_BAD_JSON;
+    return NULL;
+  }
+  return parse_reply(json, len, rc, err, errlen);
+}
+
 int nl_parse_consumer_list(const char *json, size_t len, size_t stream_index,
                            nl_snapshot_set *set, nl_page_info *page, char *err,
                            size_t errlen) {
   int rc;
   bool empty;
   memset(page, 0, sizeof(*page));
-  if (stream_index >= set->n_streams) {
-    snprintf(err, errlen, "no such stream index");
-    return NL_PARSE_BAD_JSON;
-  }
-  json_object *root = parse_reply(json, len, &rc, err, errlen);
+  json_object *root =
+      parse_for_stream(json, len, stream_index, set, &rc, err, errlen);
   if (root == NULL)
     return rc;
   json_object *missing = member(root, "missing", json_type_array);
@@ -451,6 +478,54 @@ int nl_parse_consumer_list(const char *json, size_t len, size_t stream_index,
   }
   json_object_put(root);
   return NL_PARSE_OK;
+}
+
+int nl_parse_stream_info(const char *json, size_t len, nl_snapshot_set *set,
+                         char *err, size_t errlen) {
+  int rc;
+  json_object *root = parse_reply(json, len, &rc, err, errlen);
+  if (root == NULL)
+    return rc;
+  nl_stream_snap *s = nl_snapshot_set_add_stream(set);
+  rc = NL_PARSE_OK;
+  if (s == NULL) {
+    snprintf(err, errlen, "out of memory");
+    rc = NL_PARSE_BAD_JSON;
+  } else if (read_stream(root, s) != 0) {
+    nl_stream_snap_clear(s);
+    set->n_streams--;
+    snprintf(err, errlen, "not a readable stream");
+    rc = NL_PARSE_BAD_JSON;
+  }
+  json_object_put(root);
+  return rc;
+}
+
+int nl_parse_consumer_info(const char *json, size_t len, size_t stream_index,
+                           nl_snapshot_set *set, char *err, size_t errlen) {
+  int rc;
+  json_object *root =
+      parse_for_stream(json, len, stream_index, set, &rc, err, errlen);
+  if (root == NULL)
+    return rc;
+  const char *stream = set->streams[stream_index].name;
+  const char *named = get_str(root, "stream_name");
+  nl_consumer_snap *c = NULL;
+  rc = NL_PARSE_BAD_JSON;
+  if (named != NULL && strcmp(named, stream) != 0)
+    snprintf(err, errlen, "consumer of another stream");
+  else if ((c = nl_snapshot_set_add_consumer(set)) == NULL)
+    snprintf(err, errlen, "out of memory");
+  else if (read_consumer(root, stream, c) != 0) {
+    nl_consumer_snap_clear(c);
+    set->n_consumers--;
+    snprintf(err, errlen, "not a readable consumer");
+  } else {
+    c->stream_index = stream_index;
+    rc = NL_PARSE_OK;
+  }
+  json_object_put(root);
+  return rc;
 }
 
 struct json_object *nl_parse_object(const char *json, size_t len, int *rc,

@@ -14,7 +14,7 @@ typedef struct {
   uint64_t limit;
   size_t n_items;   /* Items in the page, readable or not. */
   size_t n_skipped; /* Items that could not be read (offline, malformed). */
-  size_t n_missing; /* Names in the "missing" array (consumer lists). */
+  size_t n_missing; /* Names in the "missing" array. */
 } nl_page_info;
 
 /* Return codes of the parse functions. */
@@ -37,6 +37,19 @@ int nl_parse_stream_list(const char *json, size_t len, nl_snapshot_set *set,
 int nl_parse_consumer_list(const char *json, size_t len, size_t stream_index,
                            nl_snapshot_set *set, nl_page_info *page, char *err,
                            size_t errlen);
+
+/* Parses the reply of $JS.API.STREAM.INFO.<stream> (one stream item) and
+ * appends its snapshot to set (consumers_complete false). Return codes as
+ * nl_parse_stream_list. */
+int nl_parse_stream_info(const char *json, size_t len, nl_snapshot_set *set,
+                         char *err, size_t errlen);
+
+/* Parses the reply of $JS.API.CONSUMER.INFO.<stream>.<consumer> (one
+ * consumer item) of the stream at stream_index of set and appends its
+ * snapshot. Return codes as nl_parse_stream_list; an item that is not a
+ * readable consumer of that stream is NL_PARSE_BAD_JSON. */
+int nl_parse_consumer_info(const char *json, size_t len, size_t stream_index,
+                           nl_snapshot_set *set, char *err, size_t errlen);
 
 /* Parses an RFC 3339 UTC time ("2026-11-29T21:40:01.123456789Z", offsets
  * allowed) into nanoseconds since the epoch. Returns 0 and sets *out_ns, or

@@ -130,6 +130,20 @@ int nl_poll_run(const nl_poll_config *cfg, nl_request_fn request, void *ctx,
       nl_stream_snap_clear(&set->streams[i]);
   }
   set->n_streams = kept;
+  /* Streams reported missing (their leader did not answer): kept by name
+   * when selected, so that their consumers count as unobservable. */
+  kept = 0;
+  for (size_t i = 0; i < set->n_missing_streams; i++) {
+    if (nl_poll_stream_selected(cfg, set->missing_streams[i])) {
+      set->missing_streams[kept++] = set->missing_streams[i];
+      note_error(stats, "STREAM.LIST",
+                 "stream reported missing (its leader did not answer)");
+      stats->streams_incomplete++;
+    } else {
+      free(set->missing_streams[i]);
+    }
+  }
+  set->n_missing_streams = kept;
   for (size_t i = 0; i < set->n_streams; i++) {
     if (!nl_subject_token_valid(set->streams[i].name)) {
       note_error(stats, "STREAM.LIST", "stream name not usable in a subject");

@@ -99,12 +99,33 @@ nl_consumer_snap *nl_snapshot_set_add_consumer(nl_snapshot_set *set) {
   return c;
 }
 
+int nl_snapshot_set_add_missing(nl_snapshot_set *set, const char *name) {
+  if (grow((void **)&set->missing_streams, set->n_missing_streams,
+           &set->cap_missing_streams, sizeof(*set->missing_streams)) != 0)
+    return -1;
+  char *copy = strdup(name);
+  if (copy == NULL)
+    return -1;
+  set->missing_streams[set->n_missing_streams++] = copy;
+  return 0;
+}
+
+bool nl_snapshot_set_is_missing(const nl_snapshot_set *set, const char *name) {
+  for (size_t i = 0; i < set->n_missing_streams; i++)
+    if (strcmp(set->missing_streams[i], name) == 0)
+      return true;
+  return false;
+}
+
 void nl_snapshot_set_clear(nl_snapshot_set *set) {
   for (size_t i = 0; i < set->n_streams; i++)
     nl_stream_snap_clear(&set->streams[i]);
   for (size_t i = 0; i < set->n_consumers; i++)
     nl_consumer_snap_clear(&set->consumers[i]);
+  for (size_t i = 0; i < set->n_missing_streams; i++)
+    free(set->missing_streams[i]);
   free(set->streams);
   free(set->consumers);
+  free(set->missing_streams);
   memset(set, 0, sizeof(*set));
 }

@@ -117,12 +117,25 @@ typedef struct {
   /* Consumers the server listed as missing or offline, or item entries that
    * could not be read, in this poll. */
   uint64_t unobservable;
+  /* Streams STREAM.LIST reported "missing" (clustered: the stream's leader
+   * did not answer), names owned: their information and consumers could
+   * not be read in this poll. */
+  char **missing_streams;
+  size_t n_missing_streams;
+  size_t cap_missing_streams;
 } nl_snapshot_set;
 
 /* Appends a zeroed stream or consumer snapshot and returns it, or NULL when
  * memory runs out. The pointer is valid until the next append. */
 nl_stream_snap *nl_snapshot_set_add_stream(nl_snapshot_set *set);
 nl_consumer_snap *nl_snapshot_set_add_consumer(nl_snapshot_set *set);
+
+/* Appends a copy of name to the set's missing streams. Returns 0, or -1
+ * when memory runs out. */
+int nl_snapshot_set_add_missing(nl_snapshot_set *set, const char *name);
+
+/* Returns true when STREAM.LIST reported the stream named name missing. */
+bool nl_snapshot_set_is_missing(const nl_snapshot_set *set, const char *name);
 
 /* Frees everything the set owns and zeroes it. */
 void nl_snapshot_set_clear(nl_snapshot_set *set);

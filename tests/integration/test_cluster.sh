@@ -5,45 +5,27 @@
 #             to another seed, polling goes on and a MAX_PENDING_THROTTLE
 #             started after the kill is detected;
 #   leader    consumer and stream leaders step down (the leader moves): no
-#             finding clears or fires because of it, polling goes on;
+#             finding clears or fires because of it (a consumer list that
+#             times out during the election may raise and clear
+#             CONSUMER_UNOBSERVABLE, which is what it reports), polling
+#             goes on;
 #   meta      two of three servers down, so no meta leader can be elected
 #             and the API does not answer: every consumer held is counted
 #             unobservable, no finding clears or fires, POLL_FAILED is
-#             reported; when the servers return, polling works again.
+#             reported (a poll that still lists the streams raises
+#             CONSUMER_UNOBSERVABLE for them); when the servers return,
+#             polling works again and every such finding clears.
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin cluster
 BASE=${NL_PORT_CLUSTER:-14620}
-client() { echo $((BASE + $1 - 1)); }    # 14620..14622
-route() { echo $((BASE + 3 + $1 - 1)); }  # 14623..14625
-http() { echo $((BASE + 6 + $1 - 1)); }   # 14626..14628
-declare -A PID
-
-start_node() {
-  local n=$1
-  cat >"$NL_TMP/n$n.conf" <<EOF
-server_name: n$n
-listen: 127.0.0.1:$(client "$n")
-http: 127.0.0.1:$(http "$n")
-jetstream { store_dir: "$NL_TMP/js-n$n" }
-cluster {
-  name: NL
-  listen: 127.0.0.1:$(route "$n")
-  routes: [
-    nats-route://127.0.0.1:$(route 1)
-    nats-route://127.0.0.1:$(route 2)
-    nats-route://127.0.0.1:$(route 3)
-  ]
-}
-EOF
-  nl_start_server "n$n" "$(client "$n")" -c "$NL_TMP/n$n.conf" || return 1
-  PID[$n]=$NL_SERVER_PID
-}
-kill_node() {
-  kill -9 "${PID[$1]}" 2>/dev/null
-  wait "${PID[$1]}" 2>/dev/null
-}
-for n in 1 2 3; do start_node "$n" || exit 1; done
+# Nodes n1..n3: client ports 14620..14622, routes 14623..14625, monitoring
+# 14626..14628 (tests/lib.sh, nl_cluster_start).
+client() { nl_cluster_client "$1"; }
+http() { nl_cluster_http "$1"; }
+start_node() { nl_cluster_node_start "$1"; }
+kill_node() { nl_cluster_node_kill "$1"; }
+nl_cluster_start "$BASE" || exit 1
 
 # inj N ARGS...: nl-inject through node N.
 inj() {
@@ -135,11 +117,27 @@ else
   nl_fail leader/moved "$(head -c 300 "$NL_TMP/stepdown-c1.out")"
 fi
 sleep 2
-after=$(nl_notifications | tail -n +$((before + 1)))
+after=$(nl_notifications | tail -n +$((before + 1)) |
+  grep -v 'type_instance = CONSUMER_UNOBSERVABLE')
 if [ -z "$after" ]; then
   nl_pass leader/no-change "no notification across the leader moves"
 else
   nl_fail leader/no-change "$after"
+fi
+# A CONSUMER_UNOBSERVABLE the election raised must have cleared.
+stuck=""
+for s in MP OK; do
+  if nl_notifications | tail -n +$((before + 1)) |
+    grep -q "CONSUMER_UNOBSERVABLE stream $s:" &&
+    ! nl_wait_notification 20 "severity = OKAY" \
+      "CONSUMER_UNOBSERVABLE stream $s cleared" >/dev/null; then
+    stuck="$stuck $s"
+  fi
+done
+if [ -z "$stuck" ]; then
+  nl_pass leader/unobservable-cleared "none left raised after the moves"
+else
+  nl_fail leader/unobservable-cleared "still raised for$stuck"
 fi
 if nl_wait_for 5 streams_seen_since $((LEAD_AT + 7)); then
   nl_pass leader/polling "polls complete after the moves"
@@ -158,10 +156,7 @@ before=$(nl_notifications | wc -l)
 log_before=$(wc -l <"$NL_TMP/collectd.log")
 META_AT=$(date +%s)
 for n in 1 2 3; do [ "$n" = "$C" ] || kill_node "$n"; done
-unobservable_since() {
-  [ "$(nl_csv_rows cl count unobservable "\$1 > $1 && \$2 + 0 >= 2")" -gt 0 ]
-}
-if nl_wait_for 30 unobservable_since "$META_AT"; then
+if nl_wait_for 30 nl_csv_seen_since cl count unobservable "$META_AT" '>= 2'; then
   nl_pass meta/unobservable "both consumers counted unobservable without quorum"
 else
   nl_fail meta/unobservable "no poll counted the consumers unobservable"
@@ -175,16 +170,25 @@ else
 fi
 for n in 1 2 3; do [ "$n" = "$C" ] || start_node "$n" || exit 1; done
 BACK_AT=$(date +%s)
-observed_since() {
-  [ "$(nl_csv_rows cl count consumers "\$1 > $1 && \$2 + 0 == 2")" -gt 0 ]
-}
-if nl_wait_for 40 observed_since "$BACK_AT"; then
+if nl_wait_for 40 nl_csv_seen_since cl count consumers "$BACK_AT" '== 2'; then
   nl_pass meta/recovered "both consumers observed again after the quorum returned"
 else
   nl_fail meta/recovered "consumers not observed again within 40 s"
 fi
 sleep 2
-changes=$(nl_notifications | tail -n +$((before + 1)) | grep -v 'type_instance = poll')
+all_changes=$(nl_notifications | tail -n +$((before + 1)))
+for s in MP OK; do
+  if ! echo "$all_changes" | grep -q "CONSUMER_UNOBSERVABLE stream $s:"; then
+    nl_pass "meta/unobservable-finding $s" "not raised (the polls failed as a whole)"
+  elif nl_wait_notification 20 "severity = OKAY" \
+    "CONSUMER_UNOBSERVABLE stream $s cleared" >/dev/null; then
+    nl_pass "meta/unobservable-finding $s" "raised, cleared after recovery"
+  else
+    nl_fail "meta/unobservable-finding $s" "raised and not cleared after recovery"
+  fi
+done
+changes=$(echo "$all_changes" | grep -v -e 'type_instance = poll' \
+  -e 'type_instance = CONSUMER_UNOBSERVABLE')
 if [ -z "$changes" ]; then
   nl_pass meta/no-finding-change "no finding fired or cleared while unobservable"
 else

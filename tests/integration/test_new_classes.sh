@@ -10,9 +10,17 @@
 # NAK_STORM from NAK advisories, clearing on a DELETED advisory) the
 # latency from the server's advisory to the plugin's finding is measured
 # (the advisory's "timestamp" against the health event's "detected_at", the
-# same clock) and must be under a third of the 3 s poll interval. The
-# cluster-only classes (STREAM_SINGLE_REPLICA, CONSUMER_UNOBSERVABLE) must
-# not fire here: this server is not clustered and every list is complete.
+# same clock) and must be under a third of the 3 s poll interval.
+#
+# A consumer created while the plugin runs is read from its CREATED
+# advisory at once: ACK_NONE_CONSUMER for three consumers created 1 s
+# apart must each come within 500 ms of the advisory (from the polls alone
+# at most one of the three could, being 1 s apart in a 3 s interval).
+# A slow consumer with sample_freq 100% (AS/slow) raises
+# ACK_WAIT_VIOLATION with the ack samples' evidence (count, P99) and a
+# recommendation that says how the value was derived. The cluster-only
+# classes (STREAM_SINGLE_REPLICA, CONSUMER_UNOBSERVABLE) must not fire
+# here: this server is not clustered and every list is complete.
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin new_classes
@@ -62,7 +70,10 @@ setup() {
     inj stream-create INF --subjects 'inf.>' --retention interest &&
     inj consumer-create INF other --filter inf.other &&
     inj stream-create INK --subjects 'ink.>' --retention interest &&
-    inj consumer-create INK worker --ack-wait 30
+    inj consumer-create INK worker --ack-wait 30 &&
+    inj stream-create AS --subjects 'as.>' &&
+    inj request '$JS.API.CONSUMER.DURABLE.CREATE.AS.slow' \
+      '{"stream_name":"AS","config":{"durable_name":"slow","ack_policy":"explicit","ack_wait":2000000000,"max_deliver":-1,"sample_freq":"100%"}}'
 }
 setup || {
   nl_fail setup "could not create the streams and consumers"
@@ -81,6 +92,11 @@ record md_adv "$DLQ_SUBJECT.MD.poison" 1
 record md_ev "nats.lens.health.violations.MD.poison" 1
 record nk_adv '$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED.NK.loop' 5
 record nk_ev "nats.lens.health.violations.NK.loop" 1
+record as_ev "nats.lens.health.violations.AS.slow" 1
+for k in 1 2 3; do
+  record "late${k}_adv" "\$JS.EVENT.ADVISORY.CONSUMER.CREATED.AN.late$k" 1
+  record "late${k}_ev" "nats.lens.health.violations.AN.late$k" 1
+done
 sleep 0.5
 
 # Faults, and their healthy look-alikes.
@@ -99,6 +115,10 @@ bg rr_keep consume RR keep --workers 2 --duration 40
 bg inf_pub publish inf.a --count 75 --rate 5
 bg ink_pub publish ink.a --count 75 --rate 5
 bg ink consume INK worker --duration 40
+inj publish as.a --count 40
+# Batches of 4 at 1.5 s each next to 4 s tasks, with ack_wait 2 s.
+bg as_batch consume AS slow --duration 40 --batch 4 --process-ms 1500
+bg as_long consume AS slow --duration 40 --process-ms 4000
 
 # expect CLASS SEVERITY WHERE EVIDENCE...: waits (45 s) for a notification
 # of CLASS with SEVERITY whose message holds WHERE ("S/c" or "stream S")
@@ -161,11 +181,41 @@ expect RETENTION_RISK WARNING RR/lag "forecast_s=" "horizon_s=3600"
 expect INTEREST_NO_CONSUMERS FAILURE "stream IN:" "consumer_count=0"
 expect INTEREST_NO_CONSUMERS FAILURE "stream INF:" "consumer_count=1" \
   "dropped_last_interval="
+expect ACK_WAIT_VIOLATION FAILURE AS/slow "ack_wait_s=2"
+
+# Consumers created while the plugin runs, 1 s apart.
+for k in 1 2 3; do
+  inj consumer-create AN "late$k" --ack none
+  sleep 1
+done
 
 wait "$PID_rec_md_ev" "$PID_rec_md_adv" "$PID_rec_nk_ev" "$PID_rec_nk_adv" \
   2>/dev/null
 latency max_deliver_exhausted md_adv.rec 1 md_ev.rec
 latency nak_storm nk_adv.rec 5 nk_ev.rec
+wait "$PID_rec_late1_ev" "$PID_rec_late2_ev" "$PID_rec_late3_ev" \
+  "$PID_rec_late1_adv" "$PID_rec_late2_adv" "$PID_rec_late3_adv" 2>/dev/null
+for k in 1 2 3; do
+  LATENCY_MAX_MS=500 latency "created_ack_none/late$k" "late${k}_adv.rec" 1 \
+    "late${k}_ev.rec"
+done
+# The ack samples in AS/slow's finding (its health event).
+wait "$PID_rec_as_ev" 2>/dev/null
+if samples=$(python3 - "$NL_TMP/as_ev.rec" <<'EOF'
+import json, sys
+v = json.loads(open(sys.argv[1]).readline())["violation"]
+assert v["ack_samples"] >= 1, v
+assert v["processing_p99_s"] > 0, v
+assert "ack samples" in v["recommendation"], v["recommendation"]
+print("ack_samples=%d over_wait=%d p99=%.2f s, recommended %d s: %s" % (
+    v["ack_samples"], v["ack_samples_over_wait"], v["processing_p99_s"],
+    v["recommended_ack_wait_s"], v["recommendation"]))
+EOF
+); then
+  nl_pass ack_samples/evidence "$samples"
+else
+  nl_fail ack_samples/evidence "$(head -c 600 "$NL_TMP/as_ev.rec")"
+fi
 
 # Fixes.
 record an_adv '$JS.EVENT.ADVISORY.CONSUMER.DELETED.AN.fast' 1
@@ -180,6 +230,9 @@ bg pu_fix consume PU gone --mode push --deliver-subject dlv.pu.gone --duration 8
 bg rr_fix consume RR lag --workers 2 --duration 10
 inj consumer-create IN w1 --ack-wait 30
 inj consumer-create INF all --ack-wait 30
+# Publishes after the fix are kept (the evidence that clears INF, whose
+# publisher may have finished by now).
+inj publish inf.a --count 5
 expect_okay MAX_DELIVER_EXHAUSTED MD/poison
 expect_okay NAK_STORM NK/loop
 expect_okay ACK_NONE_CONSUMER AN/fast

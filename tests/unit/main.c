@@ -68,6 +68,11 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_audit_unobservable_and_selection)                                     \
   X(test_audit_subject_capture)                                                \
   X(test_audit_class_names)                                                    \
+  X(test_audit_severity_matches_plugin_class)                                  \
+  X(test_missing_stream_is_unobservable)                                       \
+  X(test_parse_stream_list_missing)                                            \
+  X(test_ack_samples_p99)                                                      \
+  X(test_created_consumer_refresh)                                             \
   X(test_expect_durations)                                                     \
   X(test_expect_specs)                                                         \
   X(test_expect_apply_and_read)                                                \

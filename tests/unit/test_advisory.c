@@ -1,6 +1,7 @@
 /* test_advisory.c: advisory parsing and queueing, and the classes beyond the
  * five (advisory-driven and polled), on the recorded 2.9.10 advisories and
  * synthetic poll sequences. */
+#include "nl_advfetch.h"
 #include "nl_advqueue.h"
 #include "nl_detect_ext.h"
 #include "nl_engine.h"
@@ -151,6 +152,9 @@ typedef struct {
   size_t n_streams;
   nl_consumer_snap consumers[MAX_OBJ];
   size_t n_consumers;
+  char *missing[MAX_OBJ]; /* Streams STREAM.LIST reported missing. */
+  size_t n_missing;
+  size_t kept; /* Unlisted consumers the last poll kept. */
   int onsets[NL_CLASS_COUNT];
   int clears[NL_CLASS_COUNT];
   nl_finding last[NL_CLASS_COUNT];
@@ -212,8 +216,10 @@ static void world_poll(world *w) {
   set.n_streams = w->n_streams;
   set.consumers = w->consumers;
   set.n_consumers = w->n_consumers;
+  set.missing_streams = w->missing;
+  set.n_missing_streams = w->n_missing;
   nl_engine_sink sink = {NULL, NULL, on_transition};
-  nl_engine_apply(w->engine, &set, w->t, &sink, w);
+  w->kept = nl_engine_apply(w->engine, &set, w->t, &sink, w);
   w->t += SEC;
 }
 
@@ -554,5 +560,229 @@ void test_retention_risk_forecast(void) {
   nl_stream_snap open = {.name = "O", .max_msgs = -1, .max_bytes = -1};
   nl_consumer_snap c = {.num_pending = 100};
   CHECK(isinf(nl_ext_retention_forecast(&st, &c, &open, 50).seconds));
+  nl_engine_free(w.engine);
+}
+
+/* A stream that STREAM.LIST reports missing (clustered: its leader did not
+ * answer) raises CONSUMER_UNOBSERVABLE; its consumers are kept with their
+ * findings and counted, never cleared as deleted; its other stream-level
+ * findings hold. Once listed again, the finding clears. */
+void test_missing_stream_is_unobservable(void) {
+  world w;
+  world_init(&w, true);
+  nl_stream_snap *uo = add_stream(&w, "UO");
+  uo->cluster = "C1";
+  uo->replicas = 1;
+  add_consumer(&w, 0, "fast")->ack_policy = NL_ACK_NONE;
+  world_poll(&w);
+  CHECK(active_for(&w, "UO", "fast", NL_ACK_NONE_CONSUMER));
+  CHECK(active_for(&w, "UO", NULL, NL_STREAM_SINGLE_REPLICA));
+  CHECK(!active_for(&w, "UO", NULL, NL_CONSUMER_UNOBSERVABLE));
+  /* The stream is missing: no stream, no consumer listed. */
+  w.n_streams = 0;
+  w.n_consumers = 0;
+  w.missing[w.n_missing++] = "UO";
+  for (int i = 0; i < 3; i++) {
+    world_poll(&w);
+    CHECK_EQ_U(w.kept, 1);
+    CHECK(active_for(&w, "UO", NULL, NL_CONSUMER_UNOBSERVABLE));
+    CHECK(active_for(&w, "UO", "fast", NL_ACK_NONE_CONSUMER));
+    CHECK(active_for(&w, "UO", NULL, NL_STREAM_SINGLE_REPLICA));
+  }
+  CHECK_EQ_U(w.onsets[NL_CONSUMER_UNOBSERVABLE], 1);
+  CHECK(nl_finding_get(&w.last[NL_CONSUMER_UNOBSERVABLE], "stream_missing",
+                       0) == 1);
+  CHECK_EQ_U(w.clears[NL_ACK_NONE_CONSUMER], 0);
+  CHECK_EQ_U(w.clears[NL_STREAM_SINGLE_REPLICA], 0);
+  /* Listed again. */
+  w.n_streams = 1;
+  w.n_consumers = 1;
+  w.n_missing = 0;
+  world_poll(&w);
+  CHECK_EQ_U(w.kept, 0);
+  CHECK(!active_for(&w, "UO", NULL, NL_CONSUMER_UNOBSERVABLE));
+  CHECK_EQ_U(w.clears[NL_CONSUMER_UNOBSERVABLE], 1);
+  CHECK(active_for(&w, "UO", "fast", NL_ACK_NONE_CONSUMER));
+  /* Gone for good (neither listed nor missing): the consumer is deleted. */
+  w.n_streams = 0;
+  w.n_consumers = 0;
+  world_poll(&w);
+  CHECK(!active_for(&w, "UO", "fast", NL_ACK_NONE_CONSUMER));
+  CHECK_EQ_U(w.clears[NL_ACK_NONE_CONSUMER], 1);
+  nl_engine_free(w.engine);
+}
+
+/* Feeds one ack sample (ack_time in ms) of stream/consumer to w. */
+static void world_ack(world *w, const char *stream, const char *consumer,
+                      int64_t ack_ms, uint64_t deliveries) {
+  nl_advisory a = {.kind = NL_ADV_ACK_SAMPLE, .deliveries = deliveries};
+  snprintf(a.stream, sizeof(a.stream), "%s", stream);
+  snprintf(a.consumer, sizeof(a.consumer), "%s", consumer);
+  a.ack_time_ns = ack_ms * 1000000;
+  a.received_ns = w->t;
+  nl_engine_sink sink = {NULL, NULL, on_transition};
+  nl_engine_advisory(w->engine, &a, w->t, &sink, w);
+}
+
+/* Ack samples: a bounded reservoir (the newest NL_EXT_ACKS), the counts
+ * over ack_wait and redelivered, the nearest-rank P99; an active
+ * ACK_WAIT_VIOLATION or MISSING_PROGRESS gets them as evidence and a
+ * recommended ack_wait of 1.5 x P99 when that is more than the polled
+ * value, with the derivation in the text; otherwise the polled value
+ * stays and the text says why the samples are lower. */
+void test_ack_samples_p99(void) {
+  world w;
+  world_init(&w, false);
+  add_stream(&w, "S");
+  nl_consumer_snap *c = add_consumer(&w, 0, "slow");
+  c->ack_wait_ns = 2 * SEC;
+  world_poll(&w);
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(w.engine), "S", "slow");
+  CHECK(st != NULL);
+  if (st == NULL)
+    return;
+  /* Fewer than the minimum: counts, no P99. */
+  world_ack(&w, "S", "slow", 2500, 1);
+  world_ack(&w, "S", "slow", 100, 2);
+  nl_ack_stats a = nl_ext_ack_stats(st->ext, c->ack_wait_ns);
+  CHECK_EQ_U(a.samples, 2);
+  CHECK_EQ_U(a.over_wait, 1);
+  CHECK_EQ_U(a.redelivered, 1);
+  CHECK(a.p99_s == 0);
+  /* 200 samples: only the newest 64 are held; 63 of 1 s and one of 3 s:
+   * the P99 (rank 64 of 64) is 3 s. */
+  for (int i = 0; i < 200; i++)
+    world_ack(&w, "S", "slow", i == 150 ? 3000 : 1000, 1);
+  a = nl_ext_ack_stats(st->ext, c->ack_wait_ns);
+  CHECK_EQ_U(a.samples, NL_EXT_ACKS);
+  CHECK_EQ_U(a.over_wait, 1);
+  CHECK_EQ_U(a.redelivered, 0);
+  CHECK(fabs(a.p99_s - 3.0) < 1e-9);
+  CHECK(nl_ext_ack_stats(NULL, SEC).samples == 0);
+
+  /* An active ACK_WAIT_VIOLATION whose polled recommendation is 4 s. */
+  nl_detect_params p;
+  nl_detect_params_default(&p);
+  p.config_classes = false;
+  bool active[NL_CLASS_COUNT] = {false};
+  nl_finding out[NL_CLASS_COUNT];
+  memset(out, 0, sizeof(out));
+  out[NL_ACK_WAIT_VIOLATION].cls = NL_ACK_WAIT_VIOLATION;
+  nl_finding_add(&out[NL_ACK_WAIT_VIOLATION], "recommended_ack_wait_s", 4);
+  snprintf(out[NL_ACK_WAIT_VIOLATION].recommendation, NL_TEXT_MAX, "polled");
+  active[NL_ACK_WAIT_VIOLATION] = true;
+  nl_ext_detect_consumer(st, c, &w.streams[0], &p, NULL, w.t, active, out);
+  nl_finding *f = &out[NL_ACK_WAIT_VIOLATION];
+  CHECK(active[NL_ACK_WAIT_VIOLATION]);
+  CHECK(nl_finding_get(f, "ack_samples", 0) == NL_EXT_ACKS);
+  CHECK(nl_finding_get(f, "ack_samples_over_wait", 0) == 1);
+  CHECK(nl_finding_get(f, "processing_p99_s", 0) == 3.0);
+  CHECK(nl_finding_get(f, "recommended_ack_wait_s", 0) == 5); /* ceil 4.5 */
+  CHECK(strstr(f->fix_command, "--wait 5s") != NULL);
+  CHECK(strstr(f->recommendation, "1.5x the processing-time P99") != NULL);
+  /* A polled value above 1.5 x P99 stays, and the text says why. */
+  memset(out, 0, sizeof(out));
+  out[NL_MISSING_PROGRESS].cls = NL_MISSING_PROGRESS;
+  nl_finding_add(&out[NL_MISSING_PROGRESS], "recommended_ack_wait_s", 8);
+  snprintf(out[NL_MISSING_PROGRESS].fix_command, NL_TEXT_MAX, "polled fix");
+  snprintf(out[NL_MISSING_PROGRESS].recommendation, NL_TEXT_MAX, "polled");
+  memset(active, 0, sizeof(active));
+  active[NL_MISSING_PROGRESS] = true;
+  nl_ext_detect_consumer(st, c, &w.streams[0], &p, NULL, w.t, active, out);
+  f = &out[NL_MISSING_PROGRESS];
+  CHECK(nl_finding_get(f, "recommended_ack_wait_s", 0) == 8);
+  CHECK(strcmp(f->fix_command, "polled fix") == 0);
+  CHECK(strncmp(f->recommendation, "polled (1.5x the P99 ack_time", 29) == 0);
+  /* A held copy (already with the samples) is not changed again. */
+  nl_finding held = *f;
+  nl_ext_detect_consumer(st, c, &w.streams[0], &p, NULL, w.t, active, out);
+  CHECK(strcmp(out[NL_MISSING_PROGRESS].recommendation, held.recommendation) ==
+        0);
+  CHECK(out[NL_MISSING_PROGRESS].n_evidence == held.n_evidence);
+  nl_engine_free(w.engine);
+}
+
+/* A request function answering STREAM.INFO and CONSUMER.INFO with the
+ * shapes of nats-server 2.9.10's replies (AN/late: durable, ack none). */
+static int fake_info(void *ctx, const char *subject, const char *payload,
+                     char **reply, size_t *len, char *err, size_t errlen) {
+  (void)payload;
+  int *calls = ctx;
+  (*calls)++;
+  const char *text = NULL;
+  if (strcmp(subject, "$JS.API.STREAM.INFO.AN") == 0)
+    text = "{\"type\":\"io.nats.jetstream.api.v1.stream_info_response\","
+           "\"config\":{\"name\":\"AN\",\"subjects\":[\"an.>\"],"
+           "\"retention\":\"limits\",\"max_msgs\":-1,\"max_bytes\":-1,"
+           "\"max_age\":0,\"discard\":\"old\",\"num_replicas\":1},"
+           "\"created\":\"2026-11-29T22:00:00Z\",\"state\":{\"messages\":0,"
+           "\"bytes\":0,\"first_seq\":0,\"last_seq\":0,"
+           "\"consumer_count\":1}}";
+  else if (strcmp(subject, "$JS.API.CONSUMER.INFO.AN.late") == 0)
+    text = "{\"type\":\"io.nats.jetstream.api.v1.consumer_info_response\","
+           "\"stream_name\":\"AN\",\"name\":\"late\","
+           "\"created\":\"2026-11-29T22:00:01Z\",\"config\":{"
+           "\"durable_name\":\"late\",\"deliver_policy\":\"all\","
+           "\"ack_policy\":\"none\",\"max_deliver\":-1,"
+           "\"max_ack_pending\":1000},\"delivered\":{\"consumer_seq\":0,"
+           "\"stream_seq\":0},\"ack_floor\":{\"consumer_seq\":0,"
+           "\"stream_seq\":0},\"num_ack_pending\":0,\"num_redelivered\":0,"
+           "\"num_waiting\":0,\"num_pending\":0}";
+  else if (strcmp(subject, "$JS.API.CONSUMER.INFO.AN.gone") == 0)
+    text = "{\"type\":\"io.nats.jetstream.api.v1.consumer_info_response\","
+           "\"error\":{\"code\":404,\"err_code\":10014,"
+           "\"description\":\"consumer not found\"}}";
+  if (text == NULL) {
+    snprintf(err, errlen, "no reply within 2000 ms");
+    return -1;
+  }
+  *reply = strdup(text);
+  *len = strlen(text);
+  return 0;
+}
+
+/* A CREATED advisory's consumer, read once, raises its configuration
+ * classes at once; a consumer already held, or one that cannot be read,
+ * changes nothing; the next poll holds the finding without a second
+ * onset. */
+void test_created_consumer_refresh(void) {
+  world w;
+  world_init(&w, true);
+  int calls = 0;
+  char err[256];
+  nl_snapshot_set set = {0};
+  CHECK(nl_advfetch_consumer(fake_info, &calls, "AN", "late", &set, err,
+                             sizeof(err)) == 0);
+  CHECK_EQ_U(calls, 2);
+  CHECK_EQ_U(set.n_streams, 1);
+  CHECK_EQ_U(set.n_consumers, 1);
+  nl_engine_sink sink = {NULL, NULL, on_transition};
+  CHECK(nl_engine_created(w.engine, &set, w.t, &sink, &w));
+  CHECK(active_for(&w, "AN", "late", NL_ACK_NONE_CONSUMER));
+  CHECK_EQ_U(w.onsets[NL_ACK_NONE_CONSUMER], 1);
+  CHECK(nl_engine_knows(w.engine, "AN", "late"));
+  CHECK(!nl_engine_created(w.engine, &set, w.t, &sink, &w)); /* Held. */
+  nl_snapshot_set_clear(&set);
+  /* Not readable: an API error, a timeout, a name that is no token. */
+  CHECK(nl_advfetch_consumer(fake_info, &calls, "AN", "gone", &set, err,
+                             sizeof(err)) == -1);
+  CHECK(strstr(err, "CONSUMER.INFO.AN.gone") != NULL);
+  nl_snapshot_set_clear(&set);
+  CHECK(nl_advfetch_consumer(fake_info, &calls, "XX", "late", &set, err,
+                             sizeof(err)) == -1);
+  nl_snapshot_set_clear(&set);
+  int before = calls;
+  CHECK(nl_advfetch_consumer(fake_info, &calls, "AN", "a.b", &set, err,
+                             sizeof(err)) == -1);
+  CHECK_EQ_U(calls, before);
+  nl_snapshot_set_clear(&set);
+  /* The next poll lists it: the finding holds, no second onset. */
+  add_stream(&w, "AN");
+  nl_consumer_snap *c = add_consumer(&w, 0, "late");
+  c->ack_policy = NL_ACK_NONE;
+  world_poll(&w);
+  CHECK(active_for(&w, "AN", "late", NL_ACK_NONE_CONSUMER));
+  CHECK_EQ_U(w.onsets[NL_ACK_NONE_CONSUMER], 1);
   nl_engine_free(w.engine);
 }

@@ -157,7 +157,7 @@ void test_audit_ack_none(void) {
   CHECK(f != NULL);
   CHECK_EQ_U(r.n, 1); /* The ack-based rules do not apply to AckNone. */
   if (f) {
-    CHECK(f->f.severity == NL_SEVERITY_CRITICAL);
+    CHECK(f->f.severity == NL_SEVERITY_WARNING); /* As the plugin's class. */
     CHECK(strstr(f->f.fix_command, "--ack explicit") != NULL);
     CHECK(strstr(f->f.fix_command, "fire_and_forget_explicit") != NULL);
   }
@@ -188,13 +188,17 @@ void test_audit_ack_all_parallel(void) {
   nl_audit_result r;
   audit(&set, NULL, &r);
   const nl_audit_finding *f = find(&r, NL_AUDIT_ACK_ALL_PARALLEL, "S", "maybe");
+  /* A warning in both forms (as the plugin's class); parallel_seen tells
+   * them apart. */
   CHECK(f != NULL && f->f.severity == NL_SEVERITY_WARNING);
+  CHECK(f != NULL && nl_finding_get(&f->f, "parallel_seen", -1) == 0);
   f = find(&r, NL_AUDIT_ACK_ALL_PARALLEL, "S", "waiting");
-  CHECK(f != NULL && f->f.severity == NL_SEVERITY_CRITICAL);
+  CHECK(f != NULL && f->f.severity == NL_SEVERITY_WARNING);
+  CHECK(f != NULL && nl_finding_get(&f->f, "parallel_seen", -1) == 1);
   f = find(&r, NL_AUDIT_ACK_ALL_PARALLEL, "S", "group");
-  CHECK(f != NULL && f->f.severity == NL_SEVERITY_CRITICAL);
+  CHECK(f != NULL && nl_finding_get(&f->f, "parallel_seen", -1) == 1);
   f = find(&r, NL_AUDIT_ACK_ALL_PARALLEL, "S", "declared");
-  CHECK(f != NULL && f->f.severity == NL_SEVERITY_CRITICAL);
+  CHECK(f != NULL && nl_finding_get(&f->f, "parallel_seen", -1) == 1);
   if (f)
     CHECK(nl_finding_get(&f->f, "declared_workers", 0) == 4);
   CHECK(find(&r, NL_AUDIT_ACK_ALL_PARALLEL, "S", "single_push") == NULL);
@@ -516,4 +520,40 @@ void test_audit_class_names(void) {
         CHECK(strcmp(n, nl_class_name((nl_class)k)) != 0);
   }
   CHECK(strcmp(nl_audit_class_name(NL_AUDIT_CLASS_COUNT), "UNKNOWN") == 0);
+}
+
+/* Every audit rule the plugin raises as a class has the class's severity,
+ * so that the plugin and nats-lens-check never disagree; a stream reported
+ * missing by STREAM.LIST is UNOBSERVABLE. */
+void test_audit_severity_matches_plugin_class(void) {
+  nl_snapshot_set set = {0};
+  size_t s = add_stream(&set, "S");
+  set.streams[s].cluster = strdup("C1"); /* R1 on a cluster. */
+  set.streams[s].consumers_complete = false;
+  add_consumer(&set, s, "none")->ack_policy = NL_ACK_NONE;
+  add_consumer(&set, s, "all")->ack_policy = NL_ACK_ALL;
+  nl_consumer_snap *c = add_consumer(&set, s, "all_waiting");
+  c->ack_policy = NL_ACK_ALL;
+  c->num_waiting = 2;
+  size_t in = add_stream(&set, "IN");
+  set.streams[in].retention = NL_RETENTION_INTEREST;
+  set.streams[in].consumer_count = 0;
+  CHECK(nl_snapshot_set_add_missing(&set, "GONE") == 0);
+  nl_audit_result r;
+  audit(&set, NULL, &r);
+  unsigned mapped = 0;
+  for (size_t i = 0; i < r.n; i++) {
+    nl_class cls = nl_audit_plugin_class(r.items[i].cls);
+    if (cls == NL_CLASS_COUNT)
+      continue;
+    mapped++;
+    CHECK(r.items[i].f.severity == nl_class_severity(cls));
+  }
+  CHECK_EQ_U(mapped, 7);
+  const nl_audit_finding *f = find(&r, NL_AUDIT_UNOBSERVABLE, "GONE", NULL);
+  CHECK(f != NULL && nl_finding_get(&f->f, "stream_missing", 0) == 1);
+  f = find(&r, NL_AUDIT_UNOBSERVABLE, "S", NULL);
+  CHECK(f != NULL && nl_finding_get(&f->f, "stream_missing", 1) == 0);
+  nl_audit_result_free(&r);
+  nl_snapshot_set_clear(&set);
 }

@@ -174,6 +174,9 @@ void test_event_subjects(void) {
   CHECK(strcmp(s, s2) != 0);
   CHECK(strcmp(s2, "p.violations.a_b.c") == 0);
   CHECK(strcmp(s, "p.violations.a_b~108bf50c.c") == 0); /* As documented. */
+  /* A stream-level finding (no consumer) has the consumer token "-". */
+  CHECK(nl_event_subject("p", "IN", "", s, sizeof(s)) == 0);
+  CHECK(strcmp(s, "p.violations.IN.-") == 0);
   /* A very long name is cut to a bounded token. */
   char longname[2000];
   memset(longname, 'x', sizeof(longname) - 1);

@@ -224,3 +224,24 @@ void test_parse_recorded_fixtures(void) {
   }
   nl_snapshot_set_clear(&set);
 }
+
+/* The reply of a clustered 2.9.10 STREAM.LIST while the only server of the
+ * R1 stream UO is down (recorded): no items, UO in "missing". Names that
+ * are not strings are skipped. */
+void test_parse_stream_list_missing(void) {
+  const char *json =
+      "{\"type\":\"io.nats.jetstream.api.v1.stream_list_response\","
+      "\"total\":1,\"offset\":0,\"limit\":256,\"streams\":[],"
+      "\"missing\":[\"UO\",7,\"\"]}";
+  nl_snapshot_set set = {0};
+  nl_page_info page;
+  char err[256];
+  CHECK(parse_streams(json, &set, &page, err) == NL_PARSE_OK);
+  CHECK_EQ_U(set.n_streams, 0);
+  CHECK_EQ_U(set.n_missing_streams, 1);
+  CHECK_EQ_U(page.n_missing, 3);
+  CHECK_EQ_U(page.n_skipped, 2);
+  CHECK(nl_snapshot_set_is_missing(&set, "UO"));
+  CHECK(!nl_snapshot_set_is_missing(&set, "U"));
+  nl_snapshot_set_clear(&set);
+}
