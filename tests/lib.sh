@@ -285,18 +285,6 @@ nl_csv_seen_since() {
   [ "$(nl_csv_rows "$1" "$2" "$3" "\$1 > $4 && \$2 + 0 $5")" -gt 0 ]
 }
 
-# nl_wait_for SECONDS COMMAND...: runs the command every 0.5 s until it
-# succeeds (then succeeds) or SECONDS have passed (then fails).
-nl_wait_for() {
-  local secs=$1 i
-  shift
-  for ((i = 0; i < secs * 2; i++)); do
-    "$@" && return 0
-    sleep 0.5
-  done
-  return 1
-}
-
 # A 3-node JetStream cluster "NL" on 127.0.0.1 for the cluster tests.
 # nl_cluster_start BASE starts nodes n1..n3 with client ports BASE..BASE+2,
 # route ports BASE+3..BASE+5 and monitoring ports BASE+6..BASE+8 (nine

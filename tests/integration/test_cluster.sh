@@ -73,7 +73,7 @@ connected_node() {
 }
 streams_seen_since() { [ "$(nl_csv_rows cl count streams "\$1 >= $1 && \$2 + 0 == 2")" -gt 0 ]; }
 
-nl_wait_for 10 streams_seen_since 0 || nl_fail setup/polling "no stream count 2"
+nl_retry 10 streams_seen_since 0 || nl_fail setup/polling "no stream count 2"
 C=$(connected_node)
 if [ -z "$C" ]; then
   nl_fail failover/connected "plugin connection not found on any node"
@@ -83,7 +83,7 @@ fi
 KILL_AT=$(date +%s)
 kill_node "$C"
 O=$((C % 3 + 1)) # a surviving node for the injector
-if nl_wait_for 15 streams_seen_since $((KILL_AT + 1)); then
+if nl_retry 15 streams_seen_since $((KILL_AT + 1)); then
   NEW=$(connected_node)
   nl_pass failover/polling-resumes "node n$C killed; now on n${NEW:-?}"
 else
@@ -139,7 +139,7 @@ if [ -z "$stuck" ]; then
 else
   nl_fail leader/unobservable-cleared "still raised for$stuck"
 fi
-if nl_wait_for 5 streams_seen_since $((LEAD_AT + 7)); then
+if nl_retry 5 streams_seen_since $((LEAD_AT + 7)); then
   nl_pass leader/polling "polls complete after the moves"
 else
   nl_fail leader/polling "no complete poll after the leader moves"
@@ -156,7 +156,7 @@ before=$(nl_notifications | wc -l)
 log_before=$(wc -l <"$NL_TMP/collectd.log")
 META_AT=$(date +%s)
 for n in 1 2 3; do [ "$n" = "$C" ] || kill_node "$n"; done
-if nl_wait_for 30 nl_csv_seen_since cl count unobservable "$META_AT" '>= 2'; then
+if nl_retry 30 nl_csv_seen_since cl count unobservable "$META_AT" '>= 2'; then
   nl_pass meta/unobservable "both consumers counted unobservable without quorum"
 else
   nl_fail meta/unobservable "no poll counted the consumers unobservable"
@@ -170,7 +170,7 @@ else
 fi
 for n in 1 2 3; do [ "$n" = "$C" ] || start_node "$n" || exit 1; done
 BACK_AT=$(date +%s)
-if nl_wait_for 40 nl_csv_seen_since cl count consumers "$BACK_AT" '== 2'; then
+if nl_retry 40 nl_csv_seen_since cl count consumers "$BACK_AT" '== 2'; then
   nl_pass meta/recovered "both consumers observed again after the quorum returned"
 else
   nl_fail meta/recovered "consumers not observed again within 40 s"

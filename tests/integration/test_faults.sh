@@ -108,7 +108,7 @@ START=$(date +%s)
 has_rows() { [ "$(nl_csv_rows "$@")" -gt 0 ]; }
 
 # --- restart -------------------------------------------------------------
-if nl_wait_for 10 has_rows js-FILE nats_lens_num_pending steady '1'; then
+if nl_retry 10 has_rows js-FILE nats_lens_num_pending steady '1'; then
   nl_pass restart/polling-before
 else
   nl_fail restart/polling-before "no values for FILE/steady"
@@ -123,7 +123,7 @@ if line=$(nl_wait_notification 10 "severity = FAILURE" "type_instance = poll" \
 else
   nl_fail restart/outage-notified "no POLL_FAILED FAILURE for instance js"
 fi
-if nl_wait_for 5 has_rows js gauge connected "\$1 >= $DOWN && \$2 + 0 == 0"; then
+if nl_retry 5 has_rows js gauge connected "\$1 >= $DOWN && \$2 + 0 == 0"; then
   nl_pass restart/outage-value "gauge-connected 0 while down"
 else
   nl_fail restart/outage-value "no gauge-connected 0 after the kill"

@@ -111,7 +111,7 @@ nl_cluster_node_kill "$L"
 # connection, polls fail until a new leader is elected and cnats has
 # reconnected: allow for that.
 EXPECT_S=60 expect CONSUMER_UNOBSERVABLE WARNING "stream UO:" "stream_missing=1"
-if nl_wait_for 60 nl_csv_seen_since nc count unobservable "$KILL_AT" '>= 1'; then
+if nl_retry 60 nl_csv_seen_since nc count unobservable "$KILL_AT" '>= 1'; then
   nl_pass unobservable/counted "UO/fast counted in count-unobservable"
 else
   nl_fail unobservable/counted "no poll counted UO/fast unobservable"
@@ -126,7 +126,7 @@ silent "stream UOK" "look-alike/silent stream UOK while a node is down"
 # --- the node returns ------------------------------------------------------
 nl_cluster_node_start "$L" || exit 1
 expect_okay CONSUMER_UNOBSERVABLE "stream UO" 60
-if nl_wait_for 20 nl_csv_seen_since nc count unobservable "$KILL_AT" '== 0'; then
+if nl_retry 20 nl_csv_seen_since nc count unobservable "$KILL_AT" '== 0'; then
   nl_pass unobservable/recovered "count-unobservable back at 0"
 else
   nl_fail unobservable/recovered "count-unobservable did not return to 0"
