@@ -40,8 +40,8 @@ for lang in $LANGS; do
   go)
     # The Go injector, built against Debian's nats.go (GOPATH mode).
     mkdir -p build/eval
-    GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$ROOT/build/eval/gocache" \
-      go build -o build/eval/nl-consume-go \
+    GO111MODULE=off GOPATH=/usr/share/gocode \
+      GOCACHE="$ROOT/build/eval/gocache" go build -o build/eval/nl-consume-go \
       ./tests/eval/injectors/go || exit 1
     ;;
   js)
@@ -63,7 +63,8 @@ raws=()
 flags=()
 [ "$BOUNDARY" = 1 ] && flags+=(--boundary)
 if [ "$TOPOLOGY" = single ] || [ "$TOPOLOGY" = both ]; then
-  echo "== eval: single node, $ROUNDS rounds, interval $INTERVAL s, langs: $LANGS"
+  echo "== eval: single node, $ROUNDS rounds, interval $INTERVAL s," \
+    "langs: $LANGS"
   extra=()
   [ "$BASELINE" = 1 ] && extra+=(--baseline)
   tests/eval/run_topology.sh single "$OUT/tmp/$NAME-single.json" \

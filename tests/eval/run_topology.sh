@@ -31,7 +31,9 @@ else
   for i in 0 1 2; do
     routes=""
     for j in 0 1 2; do
-      [ "$j" = "$i" ] || routes="${routes:+$routes,}nats://127.0.0.1:$((BASE + 30 + j))"
+      [ "$j" = "$i" ] &&
+        continue
+      routes="${routes:+$routes,}nats://127.0.0.1:$((BASE + 30 + j))"
     done
     nl_start_nats $((BASE + 10 + i)) -m $((BASE + 20 + i)) \
       --server_name "n$((i + 1))" --cluster_name NLEVAL \
