@@ -257,7 +257,7 @@ def main():
            "| topologies | %s |" % ", ".join(labels),
            "| server | %s |" % version(["nats-server", "--version"]),
            "| collectd | %s |" % version(["sh", "-c", "collectd -h | grep "
-                                           "-m1 -o 'collectd [0-9.]*'"]),
+                                           "-m1 -oE 'collectd [0-9]+[.][0-9]+[.][0-9]+'"]),
            "| run time | %.0f min |" % minutes, ""]
 
     # Headline against the published reference.
