@@ -250,11 +250,6 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
   for (size_t i = 0; i < set->n_consumers; i++) {
     const nl_consumer_snap *c = &set->consumers[i];
     const nl_stream_snap *s = &set->streams[c->stream_index];
-    /* A consumer listed twice in one poll (pages shifted by concurrent
-     * creates or deletes) is recorded once. */
-    nl_consumer_state *seen = nl_registry_find(e->reg, c->stream, c->name);
-    if (seen != NULL && seen->seen_generation == e->generation)
-      continue;
     bool reset;
     nl_consumer_state *st =
         nl_registry_observe(e->reg, c, s, now_ns, e->generation, &reset);

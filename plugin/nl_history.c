@@ -275,6 +275,8 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
                                        uint32_t gen, bool *was_reset) {
   *was_reset = false;
   nl_consumer_state *st = nl_registry_find(reg, c->stream, c->name);
+  if (st != NULL && st->seen_generation == gen)
+    return NULL; /* Listed twice in one poll: recorded once. */
   if (st == NULL) {
     /* One allocation holds the state and both names. */
     size_t ls = strlen(c->stream) + 1, ln = strlen(c->name) + 1;

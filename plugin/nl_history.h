@@ -108,7 +108,9 @@ size_t nl_registry_size(const nl_registry *reg);
 /* Records the snapshot c (of stream s) taken at poll time now_ns, creating
  * or resetting the consumer's state as needed, and marks it seen in
  * generation gen. Returns the state (owned by the registry), or NULL when
- * memory runs out. *was_reset is set when an existing history was reset. */
+ * memory runs out or when the consumer was already recorded in generation
+ * gen (listed twice in one poll: pages shifted by concurrent creates or
+ * deletes). *was_reset is set when an existing history was reset. */
 nl_consumer_state *nl_registry_observe(nl_registry *reg,
                                        const nl_consumer_snap *c,
                                        const nl_stream_snap *s, int64_t now_ns,
