@@ -96,14 +96,18 @@ static int read_listing(poll_run *run, const char *subject, page_parser parse,
     }
     if (page.n_skipped > 0 || page.n_missing > 0)
       rc = 1;
-    offset += page.n_items;
-    if (page.n_items == 0)
+    /* A clustered server pages through every entry it knows and reports
+     * those whose leader did not answer in "missing" instead of the list:
+     * the next page starts after both, or it would repeat entries. */
+    size_t n_page = page.n_items + page.n_missing;
+    offset += n_page;
+    if (n_page == 0)
       return rc;
     /* Clustered servers before 2.9.21 report total = page size for
      * CONSUMER.LIST: a full page whose total equals the page size may be
      * followed by more, so ask once more; any other total is trusted. */
-    bool suspect = page.limit > 0 && page.n_items == page.limit &&
-                   page.total == page.limit;
+    bool suspect =
+        page.limit > 0 && n_page == page.limit && page.total == page.limit;
     if (offset >= page.total && !suspect)
       return rc;
   }

@@ -139,5 +139,14 @@ expect_okay STREAM_SINGLE_REPLICA "stream SR1"
 silent "STREAM_SINGLE_REPLICA stream UO cleared" \
   "single_replica/still-active stream UO (still R1)"
 silent "SR3/w" "look-alike/silent SR3/w"
+# While UO was missing, a page of STREAM.LIST that restarted inside the
+# listed names would have listed streams twice (each dispatched twice in
+# one poll, which collectd logs as "Value too old").
+if grep -q 'Value too old: name = [^ ]*/nats_lens-' "$NL_TMP/collectd.log"; then
+  nl_fail values/each-once-per-poll "$(grep -m1 'Value too old' \
+    "$NL_TMP/collectd.log")"
+else
+  nl_pass values/each-once-per-poll
+fi
 nl_check collectd/alive kill -0 "$NL_COLLECTD_PID"
 nl_end

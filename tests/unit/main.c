@@ -81,6 +81,7 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_poll_pages_through_consumers)                                         \
   X(test_poll_pages_past_a_lying_total)                                        \
   X(test_poll_failed_consumer_list_marks_stream_incomplete)                    \
+  X(test_poll_pages_count_missing_streams)                                     \
   X(test_poll_never_requests_hostile_subjects)                                 \
   X(test_poll_stream_globs)                                                    \
   X(test_healthy_no_findings)                                                  \

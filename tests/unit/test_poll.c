@@ -12,6 +12,7 @@ typedef struct {
   bool lie_total;           /* Report total = page size (2.9 cluster bug). */
   bool fail_consumers;      /* CONSUMER.LIST of "BIG" times out. */
   const char *extra_stream; /* A further stream name, may be hostile. */
+  bool missing_stream;      /* STREAM.LIST as a cluster with a stream down. */
   unsigned requests;
   char subjects[64][128];
 } fake_server;
@@ -39,7 +40,28 @@ static int fake_request(void *ctx, const char *subject, const char *payload,
   char item[512];
   size_t len = 0, cap = 0;
   char *buf = NULL;
-  if (strcmp(subject, "$JS.API.STREAM.LIST") == 0) {
+  if (strcmp(subject, "$JS.API.STREAM.LIST") == 0 && f->missing_stream) {
+    /* A clustered server pages through all stream names, sorted (BIG, GONE,
+     * ZED), and reports GONE, whose leader is down, in "missing" instead of
+     * "streams"; total counts every stream. */
+    static const char *all[] = {"BIG", "GONE", "ZED"};
+    buf = append(buf, &len, &cap,
+                 "{\"total\":3,\"offset\":0,\"limit\":256,\"streams\":[");
+    bool gone = false, first = true;
+    for (unsigned long long i = offset; i < 3; i++) {
+      if (strcmp(all[i], "GONE") == 0) {
+        gone = true;
+        continue;
+      }
+      snprintf(item, sizeof(item),
+               "%s{\"config\":{\"name\":\"%s\"},"
+               "\"state\":{}}",
+               first ? "" : ",", all[i]);
+      buf = append(buf, &len, &cap, item);
+      first = false;
+    }
+    buf = append(buf, &len, &cap, gone ? "],\"missing\":[\"GONE\"]}" : "]}");
+  } else if (strcmp(subject, "$JS.API.STREAM.LIST") == 0) {
     snprintf(item, sizeof(item),
              "{\"total\":%d,\"offset\":%llu,\"limit\":256,\"streams\":[",
              f->extra_stream ? 3 : 2, offset);
@@ -123,6 +145,24 @@ void test_poll_failed_consumer_list_marks_stream_incomplete(void) {
   CHECK(!set.streams[0].consumers_complete);
   CHECK(set.streams[1].consumers_complete);
   CHECK(strstr(stats.first_error, "CONSUMER.LIST.BIG") != NULL);
+  nl_snapshot_set_clear(&set);
+}
+
+void test_poll_pages_count_missing_streams(void) {
+  /* The next page starts after the missing entries too: asking again from
+   * offset 2 would list ZED a second time (and wait again for GONE). */
+  fake_server f = {.n_consumers = 1, .missing_stream = true};
+  nl_poll_config cfg = {0};
+  nl_snapshot_set set = {0};
+  nl_poll_stats stats;
+  CHECK(nl_poll_run(&cfg, fake_request, &f, &set, &stats) == 0);
+  CHECK_EQ_U(set.n_streams, 2);
+  CHECK(strcmp(set.streams[0].name, "BIG") == 0);
+  CHECK(strcmp(set.streams[1].name, "ZED") == 0);
+  CHECK_EQ_U(set.n_missing_streams, 1);
+  CHECK_EQ_U(stats.streams_incomplete, 1);
+  /* One stream list page, then one consumer list per listed stream. */
+  CHECK_EQ_U(stats.requests, 3);
   nl_snapshot_set_clear(&set);
 }
 
