@@ -13,7 +13,12 @@
 #   apierr   STREAM.LIST answers, CONSUMER.LIST answers a 503 error or
 #            garbage (a stand-in responder): warning, rate-limited, no crash;
 #   slow     STREAM.LIST answered after 3 s with Timeout 1: each poll ends
-#            after about 1 s and is reported.
+#            after about 1 s and is reported;
+#   budget   five streams whose CONSUMER.LIST each takes 0.7 s (within
+#            Timeout 1) at Interval 1: each poll stops at its time budget
+#            (one interval) after two streams, reports their values, counts
+#            the cut-off as an API error, logs it rate-limited, raises no
+#            POLL_FAILED, and never runs into the next poll.
 # collectd must stay up and log no sanitizer report throughout.
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -27,6 +32,7 @@ P_NOJS=$((P_JS + 1))
 P_ACCT=$((P_JS + 2))
 P_APIERR=$((P_JS + 3))
 P_SLOW=$((P_JS + 4))
+P_BUDGET=$((P_JS + 5))
 
 js_args=(-a 127.0.0.1 -p "$P_JS" -js -sd "$NL_TMP/js")
 nl_start_server js "$P_JS" "${js_args[@]}" || exit 1
@@ -43,6 +49,7 @@ EOF
 nl_start_server acct "$P_ACCT" -c "$NL_TMP/acct.conf" || exit 1
 nl_start_server apierr "$P_APIERR" -a 127.0.0.1 -p "$P_APIERR" || exit 1
 nl_start_server slow "$P_SLOW" -a 127.0.0.1 -p "$P_SLOW" || exit 1
+nl_start_server budget "$P_BUDGET" -a 127.0.0.1 -p "$P_BUDGET" || exit 1
 
 # Stand-in responders on the servers without JetStream.
 respond() {
@@ -65,6 +72,16 @@ respond "$P_APIERR" garbage '$JS.API.CONSUMER.LIST.B' --reply '{"consumers":[{' 
   exit 1
 respond "$P_SLOW" slow '$JS.API.STREAM.LIST' --reply "$LIST" --delay-ms 3000 ||
   exit 1
+BLIST='{"type":"io.nats.jetstream.api.v1.stream_list_response","total":5,"offset":0,"limit":256,"streams":['
+for s in A B C D E; do
+  BLIST="$BLIST{\"config\":{\"name\":\"$s\"},\"state\":{\"messages\":1,\"first_seq\":1,\"last_seq\":1}}"
+  [ "$s" = E ] || BLIST="$BLIST,"
+done
+BLIST="$BLIST]}"
+ONE='{"type":"io.nats.jetstream.api.v1.consumer_list_response","total":1,"offset":0,"limit":256,"consumers":[{"name":"c","config":{"durable_name":"c","ack_policy":"explicit","ack_wait":30000000000,"max_deliver":-1,"max_ack_pending":1000},"delivered":{"consumer_seq":1,"stream_seq":1},"ack_floor":{"consumer_seq":1,"stream_seq":1},"num_ack_pending":0,"num_redelivered":0,"num_waiting":0,"num_pending":0}]}'
+respond "$P_BUDGET" blist '$JS.API.STREAM.LIST' --reply "$BLIST" || exit 1
+respond "$P_BUDGET" bslow '$JS.API.CONSUMER.LIST.*' --reply "$ONE" \
+  --delay-ms 700 || exit 1
 
 inj() { nl_inject "$P_JS" "$@"; }
 # FILE stream: survives the restart with its consumers' state. MEM stream:
@@ -101,6 +118,10 @@ nl_start_collectd "<Instance \"js\">
 </Instance>
 <Instance \"slow\">
   URL \"nats://127.0.0.1:$P_SLOW\"
+  Timeout 1
+</Instance>
+<Instance \"budget\">
+  URL \"nats://127.0.0.1:$P_BUDGET\"
   Timeout 1
 </Instance>" 1 || exit 1
 START=$(date +%s)
@@ -245,6 +266,43 @@ if awk -v m="$longest" 'BEGIN { exit !(m >= 0.9 && m < 1.6) }'; then
   nl_pass slow/bounded "longest poll ${longest} s with Timeout 1"
 else
   nl_fail slow/bounded "longest poll ${longest} s with Timeout 1"
+fi
+
+# --- a poll that cannot finish in its interval ------------------------------
+expect_error budget budget "3 stream(s) not fully read: .*poll time budget exhausted"
+if nl_notifications "POLL_FAILED instance budget:" | grep -q .; then
+  nl_fail budget/not-failed "a cut-off poll raised POLL_FAILED"
+else
+  nl_pass budget/not-failed "the polls that were cut off still succeeded"
+fi
+# The values of what was read: the first two streams' consumers, every
+# stream's own values, nothing for the consumers never reached.
+partial=$(nl_csv_rows budget count consumers '$2 + 0 == 2')
+if [ "$partial" -ge 5 ] &&
+  [ "$(nl_csv_rows budget-B nats_lens_num_pending c 1)" -ge 5 ] &&
+  [ "$(nl_csv_rows budget-E count messages 1)" -ge 5 ] &&
+  [ -z "$(nl_csv_file budget-C nats_lens_num_pending c)" ]; then
+  nl_pass budget/partial-values "$partial polls reported consumers A/c and B/c and all 5 streams"
+else
+  nl_fail budget/partial-values "$partial polls with 2 consumers; B/c rows $(nl_csv_rows budget-B nats_lens_num_pending c 1)"
+fi
+errs=$(nl_csv_last budget errors api)
+if awk -v e="${errs:-0}" -v p="$(polls budget)" 'BEGIN { exit !(e >= p) }'; then
+  nl_pass budget/error-count "errors-api ${errs} after $(polls budget) polls"
+else
+  nl_fail budget/error-count "errors-api ${errs:-none} after $(polls budget) polls"
+fi
+# Each poll ends soon after its budget (the request in flight finishes
+# within Timeout), and the next starts only after it ended: collectd's
+# time of each poll (its start) against the previous poll's duration.
+if awk -F, 'NR > 1 { if (t != "" && $1 - t < d - 0.05) bad++; if ($2 > m) m = $2;
+    t = $1; d = $2; n++ }
+  END { printf "%d polls, longest %.2f s, %d overlapping\n", n, m, bad;
+    exit !(n >= 8 && m >= 1.0 && m < 2.0 && bad == 0) }' \
+  "$(nl_csv_file budget duration poll)" >"$NL_TMP/budget.txt"; then
+  nl_pass budget/bounded-no-overlap "$(cat "$NL_TMP/budget.txt")"
+else
+  nl_fail budget/bounded-no-overlap "$(cat "$NL_TMP/budget.txt")"
 fi
 nl_check collectd/alive kill -0 "$NL_COLLECTD_PID"
 nl_end
