@@ -111,6 +111,10 @@ int nl_transport_create(const nl_transport_config *cfg, nl_transport **out,
   /* A stalled server must not hold the read callback in a socket write. */
   if (s == NATS_OK)
     s = natsOptions_SetWriteDeadline(t->opts, t->timeout_ms);
+  /* The advisory subscriptions share cnats' delivery thread instead of one
+   * thread each: their callbacks only queue the message. */
+  if (s == NATS_OK)
+    s = natsOptions_UseGlobalMessageDelivery(t->opts, true);
   if (s == NATS_OK && cfg->user) {
     step = "User/Password";
     s = natsOptions_SetUserInfo(t->opts, cfg->user, cfg->password);

@@ -97,9 +97,9 @@ typedef struct {
   uint64_t bytes;
 } counting;
 
-static int counting_request(void *ctx, const char *subject,
-                            const char *payload, char **reply,
-                            size_t *reply_len, char *err, size_t errlen) {
+static int counting_request(void *ctx, const char *subject, const char *payload,
+                            char **reply, size_t *reply_len, char *err,
+                            size_t errlen) {
   counting *c = ctx;
   c->requests++;
   int rc = nl_transport_request(c->t, subject, payload, reply, reply_len, err,
@@ -133,10 +133,13 @@ static long proc_status_kb(const char *key) {
   return v;
 }
 
-static int poll_bench(const char *url, int polls, int64_t timeout_ms) {
+/* Runs polls polls of the server at url, pause_ms apart (not timed), and
+ * prints one JSON line of medians. Returns 0, or 1 on failure. */
+static int poll_bench(const char *url, int polls, int64_t timeout_ms,
+                      int pause_ms) {
   const char *urls[] = {url};
-  nl_transport_config tc = {.urls = urls, .n_urls = 1,
-                            .timeout_ms = timeout_ms, .name = "nl-bench"};
+  nl_transport_config tc = {
+      .urls = urls, .n_urls = 1, .timeout_ms = timeout_ms, .name = "nl-bench"};
   char err[512];
   counting cnt = {0};
   if (nl_transport_create(&tc, &cnt.t, err, sizeof(err)) != 0 ||
@@ -153,6 +156,10 @@ static int poll_bench(const char *url, int polls, int64_t timeout_ms) {
   double *parse_apply = calloc((size_t)polls, sizeof(double));
   uint64_t requests = 0, bytes = 0, consumers = 0, errors = 0;
   for (int i = 0; i < polls; i++) {
+    if (i > 0 && pause_ms > 0)
+      nanosleep(
+          &(struct timespec){pause_ms / 1000, (pause_ms % 1000) * 1000000L},
+          NULL);
     nl_poll_config pc = {0};
     nl_snapshot_set set = {0};
     nl_poll_stats stats;
@@ -166,8 +173,8 @@ static int poll_bench(const char *url, int polls, int64_t timeout_ms) {
     double a0 = now_ms(CLOCK_MONOTONIC);
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    nl_engine_apply(engine, &set,
-                    (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, NULL, NULL);
+    nl_engine_apply(engine, &set, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec,
+                    NULL, NULL);
     double w1 = now_ms(CLOCK_MONOTONIC);
     cpu[i] = now_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
     wall[i] = w1 - w0;
@@ -210,7 +217,8 @@ int main(int argc, char **argv) {
                  atoi(arg_value(argc, argv, "--replicas", "1")));
   if (strcmp(argv[1], "poll") == 0)
     return poll_bench(url, atoi(arg_value(argc, argv, "--polls", "5")),
-                      atoll(arg_value(argc, argv, "--timeout-ms", "5000")));
+                      atoll(arg_value(argc, argv, "--timeout-ms", "5000")),
+                      atoi(arg_value(argc, argv, "--pause-ms", "0")));
   fprintf(stderr, "nl-bench: unknown command %s\n", argv[1]);
   return 2;
 }

@@ -23,6 +23,8 @@ def main():
     src, out_md, out_json = sys.argv[1:4]
     rows = [json.loads(line) for line in open(src) if line.strip()]
     sizes = {}
+    rates = [r for r in rows if r["topology"] == "rate"]
+    rows = [r for r in rows if r["topology"] != "rate"]
     for r in rows:
         key = (r["topology"], r["streams"], r["per_stream"])
         entry = sizes.setdefault(key, {"bench": [], "collectd": None})
@@ -59,12 +61,28 @@ def main():
             row["collectd_rss_kb_with"] = c["collectd_rss_kb_with"]
             row["collectd_rss_growth_kb"] = c["collectd_rss_kb_with"] - c["collectd_rss_kb_without"]
             row["collectd_rss_growth_none_kb"] = c["collectd_rss_kb_with_none"] - c["collectd_rss_kb_without"]
+            if "anon_kb" in c:
+                # Growth of anonymous memory (heap, stacks) and of mapped
+                # library files, for ConsumerValues all and none.
+                row["collectd_anon_growth_kb"] = [a - c["anon_kb"][0] for a in c["anon_kb"][1:]]
+                row["collectd_file_growth_kb"] = [f - c["file_kb"][0] for f in c["file_kb"][1:]]
         table.append(row)
+    rate_table = []
+    for r in sorted(rates, key=lambda r: r["rate"]):
+        b = r["bench"]
+        rate_table.append({"consumers": r["streams"] * r["per_stream"],
+                           "rate": r["rate"],
+                           "achieved_per_s": r["achieved_per_s"],
+                           "requests_per_poll": b["requests_per_poll"],
+                           "bytes_per_poll": b["bytes_per_poll"],
+                           "wall_ms": b["wall_ms_median"],
+                           "cpu_ms": b["cpu_ms_median"],
+                           "polls": b["polls"]})
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip()
     with open(out_json, "w") as f:
         json.dump({"date": time.strftime("%Y-%m-%d"), "commit": commit,
-                   "rows": table}, f, indent=1)
+                   "rows": table, "rates": rate_table}, f, indent=1)
     lines = []
     lines.append("# Poll cost benchmark")
     lines.append("")
@@ -96,9 +114,45 @@ def main():
                      f"~{REF_REQ_PER_S_AT_5000_5S:,} ({REF_REQ_PER_S_AT_5000_5S / (r['requests_per_poll'] / 5):.0f}x fewer)"
                      + (f"; collectd RSS growth {r['collectd_rss_growth_none_kb'] / 1024:.1f} MB with "
                         f"`ConsumerValues none` and {r['collectd_rss_growth_kb'] / 1024:.1f} MB with "
-                        f"`ConsumerValues all` (collectd's own value cache holding 65,000 series), "
+                        f"`ConsumerValues all` (collectd's own value cache holding {r['consumers'] * 18:,} series), "
                         f"against the reference's {REF_RSS_MB_AT_5000} MB"
                         if "collectd_rss_growth_kb" in r else "") + ".")
+    split = [r for r in table if "collectd_anon_growth_kb" in r]
+    if split:
+        lines.append("")
+        lines.append("## What the collectd memory growth is made of")
+        lines.append("")
+        lines.append("Resident memory of collectd with the plugin minus collectd without it, split into "
+                     "anonymous memory (heap and stacks: the plugin's per-consumer history, its threads, "
+                     "and with `ConsumerValues all` collectd's value cache) and mapped library files "
+                     "(libnats, OpenSSL, json-c, libmicrohttpd with GnuTLS: shared with every other "
+                     "process that maps them, and the same at any size).")
+        lines.append("")
+        lines.append("| consumers | anonymous, ConsumerValues none | library files | anonymous, ConsumerValues all |")
+        lines.append("|---:|---:|---:|---:|")
+        for r in split:
+            lines.append(f"| {r['consumers']:,} | {r['collectd_anon_growth_kb'][1] / 1024:.1f} MB | "
+                         f"{r['collectd_file_growth_kb'][1] / 1024:.1f} MB | "
+                         f"{r['collectd_anon_growth_kb'][0] / 1024:.1f} MB |")
+    if rate_table:
+        base = rate_table[0]
+        lines.append("")
+        lines.append(f"## Poll cost against message rate ({base['consumers']:,} consumers)")
+        lines.append("")
+        lines.append("The same polls, 1 s apart, while publishers write to every stream. "
+                     "The plugin reads only the management API, so its cost must not "
+                     "follow the message rate. Medians over the polls of one run each.")
+        lines.append("")
+        lines.append("| publish rate asked (msg/s) | reached (msg/s) | requests/poll | bytes/poll | wall ms/poll | CPU ms/poll | CPU against no traffic |")
+        lines.append("|---:|---:|---:|---:|---:|---:|---:|")
+        for r in rate_table:
+            ratio = r["cpu_ms"] / base["cpu_ms"] if base["cpu_ms"] > 0 else 0
+            lines.append(f"| {r['rate']:,} | {r['achieved_per_s']:,.0f} | {r['requests_per_poll']} | "
+                         f"{r['bytes_per_poll'] / 1024:,.0f} KiB | {r['wall_ms']:.1f} | {r['cpu_ms']:.1f} | "
+                         f"{ratio:.2f}x |")
+        lines.append("")
+        lines.append("Wall time includes the server's reply time, which grows when the server "
+                     "shares the 2 cores with the publishers; CPU time is the plugin's own.")
     lines.append("")
     lines.append("Columns: requests and bytes are per poll, counted at the request function; wall time "
                  "is the whole poll (requests, parsing, history and detectors); CPU is the process CPU "
@@ -106,8 +160,9 @@ def main():
                  "the benchmark driver (`build/nl-bench`: the plugin's code without collectd, that is "
                  "the per-consumer history and what a poll leaves behind); collectd RSS growth is the "
                  "resident memory of collectd with the plugin after several polls (Interval 5) minus "
-                 "the same collectd without it. With `ConsumerValues all` (the default) each consumer "
-                 "adds 13 value lists to collectd's own value cache; `ConsumerValues none` keeps the "
+                 "the same collectd without it (both run collectd's `load` plugin, so that collectd's own read "
+                 "and write threads are in both). With `ConsumerValues all` (the default) each consumer "
+                 "adds 18 value lists to collectd's own value cache; `ConsumerValues none` keeps the "
                  "findings (notifications, health events, REST) and the stream values but dispatches no "
                  "per-consumer values, and `findings` only the class gauges of consumers with an active "
                  "finding.")

@@ -8,7 +8,10 @@
 #     repeated NL_BENCH_RUNS times (medians are reported);
 #   - collectd with the plugin (Interval 5): resident memory growth after
 #     NL_BENCH_COLLECTD_POLLS polls, against the same collectd without it.
-# Then the 3-node cluster at 1,000 consumers. Ports 14260-14279.
+# At one size (NL_BENCH_RATE_SIZE, 1,000 consumers) the polls are repeated
+# 1 s apart while publishers write NL_BENCH_RATES messages per second: the
+# poll's cost must not depend on the message rate. Then the 3-node cluster
+# at 1,000 consumers. Ports 14260-14279.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -18,7 +21,7 @@ POLLS=${NL_BENCH_POLLS:-7}
 RUNS=${NL_BENCH_RUNS:-3}
 CD_POLLS=${NL_BENCH_COLLECTD_POLLS:-4}
 PORT=14260
-OUT=results
+OUT=${NL_BENCH_OUT:-results}
 mkdir -p "$OUT"
 JSON="$NL_TMP/bench.jsonl"
 : >"$JSON"
@@ -27,13 +30,15 @@ BENCH=build/nl-bench
 # rss_kb PID: resident memory of a process in kB.
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 
-# collectd_rss MODE: starts collectd (Interval 5) against PORT, without the
-# plugin (MODE off) or with it and ConsumerValues MODE (all, none), waits
-# for CD_POLLS polls and prints its resident memory in kB.
+# collectd_rss MODE: starts collectd (Interval 5, with the load plugin)
+# against PORT, without the plugin (MODE off) or with it and ConsumerValues
+# MODE (all, none), waits for CD_POLLS polls and prints its resident memory
+# in kB: total, anonymous (heap, stacks) and mapped files (libraries).
 collectd_rss() {
   local with=$1 conf pid i rss
   mkdir -p "$NL_TMP/cd-$with/plugins"
-  cp /usr/lib/collectd/logfile.so "$NL_PLUGIN" "$NL_TMP/cd-$with/plugins/"
+  cp /usr/lib/collectd/logfile.so /usr/lib/collectd/load.so "$NL_PLUGIN" \
+    "$NL_TMP/cd-$with/plugins/"
   conf="$NL_TMP/cd-$with/collectd.conf"
   cat >"$conf" <<EOF
 BaseDir "$NL_TMP/cd-$with"
@@ -45,6 +50,9 @@ LoadPlugin logfile
 <Plugin logfile>
   File "$NL_TMP/cd-$with/collectd.log"
 </Plugin>
+# Every collectd runs some read plugin: with one, collectd starts its own
+# read and write threads, which are not the plugin's cost.
+LoadPlugin load
 EOF
   if [ "$with" != off ]; then
     cat >>"$conf" <<EOF
@@ -61,25 +69,68 @@ EOF
   collectd -f -C "$conf" >/dev/null 2>&1 &
   pid=$!
   sleep $((CD_POLLS * 5 + 2))
-  rss=$(rss_kb "$pid")
+  rss=$(awk '/^(VmRSS|RssAnon|RssFile):/ { printf "%s ", $2 }' \
+    "/proc/$pid/status")
   kill "$pid"
   wait "$pid" 2>/dev/null
   echo "$rss"
 }
 
 bench_size() {
-  local topo=$1 streams=$2 consumers=$3 url=$4 i line rss0 rss1 rss2
+  local topo=$1 streams=$2 consumers=$3 url=$4 i line
   for ((i = 0; i < RUNS; i++)); do
     line=$("$BENCH" poll --server "$url" --polls "$POLLS") || return 1
     echo "{\"topology\":\"$topo\",\"streams\":$streams,\"per_stream\":$consumers,\"run\":$i,\"bench\":$line}" >>"$JSON"
   done
   if [ "$topo" = single ]; then
-    rss0=$(collectd_rss off)
-    rss1=$(collectd_rss all)
-    rss2=$(collectd_rss none)
-    echo "{\"topology\":\"$topo\",\"streams\":$streams,\"per_stream\":$consumers,\"collectd_rss_kb_without\":$rss0,\"collectd_rss_kb_with\":$rss1,\"collectd_rss_kb_with_none\":$rss2}" >>"$JSON"
+    local r0 a0 f0 r1 a1 f1 r2 a2 f2
+    read -r r0 a0 f0 <<<"$(collectd_rss off)"
+    read -r r1 a1 f1 <<<"$(collectd_rss all)"
+    read -r r2 a2 f2 <<<"$(collectd_rss none)"
+    echo "{\"topology\":\"$topo\",\"streams\":$streams,\"per_stream\":$consumers,\"collectd_rss_kb_without\":$r0,\"collectd_rss_kb_with\":$r1,\"collectd_rss_kb_with_none\":$r2,\"anon_kb\":[$a0,$a1,$a2],\"file_kb\":[$f0,$f1,$f2]}" >>"$JSON"
   fi
 }
+
+# sum_last_seq URL: the sum of every stream's last sequence (messages ever
+# stored), from one STREAM.LIST page.
+sum_last_seq() {
+  "$NL_INJECT" --server "$1" request '$JS.API.STREAM.LIST' '{"offset":0}' |
+    python3 -c 'import json,sys
+print(sum(s["state"]["last_seq"] for s in json.load(sys.stdin)["streams"]))'
+}
+
+# rate_phase STREAMS CONSUMERS URL: the same polls, 1 s apart, while
+# publishers write to every stream at each rate of RATES (messages per
+# second in all); records the publish rate reached over the polls.
+rate_phase() {
+  local streams=$1 consumers=$2 url=$3 rate i pids s0 s1 t0 t1 line
+  for rate in $RATES; do
+    pids=()
+    if [ "$rate" -gt 0 ]; then
+      for ((i = 0; i < streams; i++)); do
+        "$NL_INJECT" --server "$url" publish "bench.$i.x" --count \
+          $((rate / streams * 120)) --rate $((rate / streams)) \
+          >/dev/null 2>&1 &
+        pids+=($!)
+        NL_PIDS+=($!)
+      done
+      sleep 2
+    fi
+    s0=$(sum_last_seq "$url")
+    t0=$(date +%s.%N)
+    line=$("$BENCH" poll --server "$url" --polls "$POLLS" --pause-ms 1000) ||
+      return 1
+    t1=$(date +%s.%N)
+    s1=$(sum_last_seq "$url")
+    if [ ${#pids[@]} -gt 0 ]; then
+      kill "${pids[@]}" 2>/dev/null
+      wait "${pids[@]}" 2>/dev/null
+    fi
+    echo "{\"topology\":\"rate\",\"streams\":$streams,\"per_stream\":$consumers,\"rate\":$rate,\"achieved_per_s\":$(echo "($s1 - $s0) / ($t1 - $t0)" | bc -l),\"bench\":$line}" >>"$JSON"
+  done
+}
+RATES=${NL_BENCH_RATES:-"0 2000 10000"}
+RATE_SIZE=${NL_BENCH_RATE_SIZE:-10x100}
 
 for size in $SIZES; do
   streams=${size%x*}
@@ -89,6 +140,10 @@ for size in $SIZES; do
   "$BENCH" setup --server "nats://127.0.0.1:$PORT" --streams "$streams" \
     --consumers "$consumers" --messages 20 || exit 1
   bench_size single "$streams" "$consumers" "nats://127.0.0.1:$PORT" || exit 1
+  if [ "$size" = "$RATE_SIZE" ]; then
+    echo "# message rates $RATES per second at $size" >&2
+    rate_phase "$streams" "$consumers" "nats://127.0.0.1:$PORT" || exit 1
+  fi
   kill "$NL_NATS_PID"
   wait "$NL_NATS_PID" 2>/dev/null
   rm -rf "$NL_TMP/js-$PORT"
