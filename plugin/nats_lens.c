@@ -25,6 +25,9 @@
 
 #define PLUGIN_NAME "nats_lens"
 #define LOG_PREFIX PLUGIN_NAME " plugin: "
+/* ConsumerValuesLimit's default: 1,000 consumers' values (18 value lists
+ * each) take collectd's cache about 30 MB. */
+#define NL_DEFAULT_VALUES_LIMIT 1000
 
 typedef struct {
   char *name;
@@ -48,8 +51,12 @@ typedef struct {
   nl_detect_params params;
   /* Per-consumer values: all of them, only the class gauges of consumers
    * with an active finding, or none (large deployments: collectd keeps
-   * about 1.7 kB per value in its cache, 13 values per consumer). */
+   * about 1.7 kB per value list in its cache, 18 per consumer). */
   enum { VALUES_ALL, VALUES_FINDINGS, VALUES_NONE } consumer_values;
+  /* ConsumerValuesLimit: above this many consumers in a poll, "all" sends
+   * what "findings" sends (0: no limit); values_limited while it does. */
+  unsigned consumer_values_limit;
+  bool values_limited;
   /* HealthEvents, HealthSubjectPrefix, SummaryInterval and their state. */
   nl_health health;
   char *listen_host; /* Listen "host" "port"; NULL when not configured. */
@@ -223,6 +230,19 @@ static int config_consumer_values(oconfig_item_t *ci, nl_instance *inst) {
   return status;
 }
 
+/* Reads ConsumerValuesLimit: a whole number of consumers, 0 for none. */
+static int config_values_limit(oconfig_item_t *ci, nl_instance *inst) {
+  int v = -1;
+  if (cf_util_get_int(ci, &v) != 0 || v < 0) {
+    ERROR(LOG_PREFIX "Instance \"%s\": option ConsumerValuesLimit needs a "
+                     "whole number of consumers (0 for no limit).",
+          inst->name);
+    return -1;
+  }
+  inst->consumer_values_limit = (unsigned)v;
+  return 0;
+}
+
 /* Checks one URL for a scheme cnats accepts. */
 static int check_url(const char *inst, const char *url) {
   static const char *const schemes[] = {"nats://", "tls://", "ws://", "wss://"};
@@ -252,6 +272,8 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
       status = config_append(child, &inst->exclude, &inst->n_exclude);
     else if (strcasecmp("ConsumerValues", key) == 0)
       status = config_consumer_values(child, inst);
+    else if (strcasecmp("ConsumerValuesLimit", key) == 0)
+      status = config_values_limit(child, inst);
     else if (strcasecmp("Timeout", key) == 0)
       status = config_positive(child, inst->name, 600, &inst->timeout_s);
     else if (strcasecmp("Interval", key) == 0)
@@ -286,14 +308,14 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
     else if (strcasecmp("NakStormIntervals", key) == 0) {
       status =
           config_unsigned(child, inst->name, &inst->params.nak_storm_intervals);
-      if (status == 0 && inst->params.nak_storm_intervals > NL_HISTORY_LEN - 1) {
+      if (status == 0 &&
+          inst->params.nak_storm_intervals > NL_HISTORY_LEN - 1) {
         ERROR(LOG_PREFIX "Instance \"%s\": option NakStormIntervals can be at "
                          "most %d (the history holds %d polls).",
               inst->name, NL_HISTORY_LEN - 1, NL_HISTORY_LEN);
         status = -1;
       }
-    }
-    else if (strcasecmp("MissingProgressFactor", key) == 0)
+    } else if (strcasecmp("MissingProgressFactor", key) == 0)
       status = config_positive(child, inst->name, 100,
                                &inst->params.missing_progress_factor);
     else if (strcasecmp("HealthEvents", key) == 0)
@@ -370,6 +392,7 @@ static int config_instance(oconfig_item_t *ci) {
   pthread_mutex_init(&inst->engine_lock, NULL);
   nl_health_init(&inst->health);
   inst->timeout_s = 2.0;
+  inst->consumer_values_limit = NL_DEFAULT_VALUES_LIMIT;
   C_COMPLAIN_INIT(&inst->poll_complaint);
   C_COMPLAIN_INIT(&inst->connect_complaint);
   C_COMPLAIN_INIT(&inst->publish_complaint);
@@ -481,6 +504,9 @@ static int nl_config(oconfig_item_t *ci) {
 typedef struct {
   nl_instance *inst;
   cdtime_t time;
+  /* ConsumerValues "all" sends only what "findings" sends in this poll:
+   * the poll saw more consumers than ConsumerValuesLimit. */
+  bool findings_only;
 } read_ctx;
 
 /* Builds the plugin_instance "<instance>-<stream>". */
@@ -534,13 +560,15 @@ static void sink_consumer(void *ud, const nl_consumer_snap *c,
   bool any_active = false;
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
     any_active |= st->active[cls] != NULL;
+  bool findings_only =
+      rc->findings_only || rc->inst->consumer_values == VALUES_FINDINGS;
   if (rc->inst->consumer_values == VALUES_NONE ||
-      (rc->inst->consumer_values == VALUES_FINDINGS && !any_active))
+      (findings_only && !any_active))
     return;
   char pi[DATA_MAX_NAME_LEN], ti[DATA_MAX_NAME_LEN];
   stream_plugin_instance(rc->inst, s->name, pi, sizeof(pi));
   nl_name_fit(c->name, ti, sizeof(ti));
-  if (rc->inst->consumer_values == VALUES_FINDINGS) {
+  if (findings_only) {
     submit_class_gauges(rc, pi, ti, st);
     return;
   }
@@ -695,6 +723,29 @@ static void submit_instance(const read_ctx *rc, double duration,
   submit_gauge(rc, pi, "gauge", "connected", connected ? 1.0 : 0.0);
 }
 
+/* Returns whether ConsumerValuesLimit limits "all" to what "findings"
+ * sends in a poll of n_consumers, and logs when that starts or stops. */
+static bool values_findings_only(nl_instance *inst, size_t n_consumers) {
+  if (inst->consumer_values != VALUES_ALL)
+    return false;
+  bool limited = inst->consumer_values_limit > 0 &&
+                 n_consumers > inst->consumer_values_limit;
+  if (limited && !inst->values_limited)
+    WARNING(LOG_PREFIX "Instance \"%s\": %zu consumers are more than "
+                       "ConsumerValuesLimit %u: per-consumer values are sent "
+                       "only for consumers with a finding (collectd keeps "
+                       "every value list in its cache; raise the limit or "
+                       "set it to 0 to send them all).",
+            inst->name, n_consumers, inst->consumer_values_limit);
+  else if (!limited && inst->values_limited)
+    INFO(LOG_PREFIX "Instance \"%s\": %zu consumers, within "
+                    "ConsumerValuesLimit %u: every per-consumer value is sent "
+                    "again.",
+         inst->name, n_consumers, inst->consumer_values_limit);
+  inst->values_limited = limited;
+  return limited;
+}
+
 /* Reports a poll that saw nothing: every consumer held is unobservable this
  * poll (neither healthy nor violating; its history and findings are kept as
  * they were). */
@@ -738,7 +789,8 @@ static void refresh_created(nl_instance *inst, const nl_advisory *a) {
   char err[512];
   if (nl_advfetch_consumer(nl_transport_request, inst->transport, a->stream,
                            a->consumer, &set, err, sizeof(err)) == 0) {
-    read_ctx rc = {inst, cdtime()};
+    read_ctx rc = {
+        .inst = inst, .time = cdtime(), .findings_only = inst->values_limited};
     nl_engine_sink sink = {NULL, NULL, sink_transition};
     pthread_mutex_lock(&inst->engine_lock);
     nl_http_lock(inst->http);
@@ -764,7 +816,8 @@ static void feed_advisories(void *ud, const nl_advisory *a, size_t n) {
       continue;
     }
     /* The records up to the next CREATED one, under one lock. */
-    read_ctx rc = {inst, cdtime()};
+    read_ctx rc = {
+        .inst = inst, .time = cdtime(), .findings_only = inst->values_limited};
     pthread_mutex_lock(&inst->engine_lock);
     nl_http_lock(inst->http);
     for (; i < n && a[i].kind != NL_ADV_CREATED; i++)
@@ -794,7 +847,8 @@ static void submit_advisory_counts(const read_ctx *rc) {
  * which bounds how late a recovery is seen; see docs/reliability.md). */
 static int nl_read(user_data_t *ud) {
   nl_instance *inst = ud->data;
-  read_ctx rc = {inst, cdtime()};
+  read_ctx rc = {
+      .inst = inst, .time = cdtime(), .findings_only = inst->values_limited};
   char err[512];
   if (nl_transport_connect(inst->transport, err, sizeof(err)) != 0) {
     c_complain(LOG_ERR, &inst->connect_complaint,
@@ -849,6 +903,7 @@ static int nl_read(user_data_t *ud) {
               LOG_PREFIX "Instance \"%s\": polls succeed again.", inst->name);
   poll_state(&rc, false, NULL);
 
+  rc.findings_only = values_findings_only(inst, set.n_consumers);
   nl_engine_sink sink = {sink_consumer, sink_stream, sink_transition};
   int64_t now_ns = (int64_t)CDTIME_T_TO_NS(rc.time);
   /* Advisories that arrived before this poll go in first (the advisory

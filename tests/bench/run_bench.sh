@@ -62,6 +62,7 @@ LoadPlugin nats_lens
     URL "nats://127.0.0.1:$PORT"
     Timeout 5
     ConsumerValues "$with"
+    ConsumerValuesLimit 0
   </Instance>
 </Plugin>
 EOF

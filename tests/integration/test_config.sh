@@ -72,6 +72,8 @@ expect interval-negative "$(inst g "$URL
 Interval -1")" 'Instance "g"' 'option "Interval" is invalid'
 expect factor-huge "$(inst h "$URL
 MissingProgressFactor 1000")" 'Instance "h"' 'option MissingProgressFactor'
+expect values-limit-negative "$(inst vl "$URL
+ConsumerValuesLimit -5")" 'Instance "vl"' 'option ConsumerValuesLimit needs a whole number'
 expect threshold-zero "$(inst i "$URL
 AckWaitMinIntervals 0")" 'Instance "i"' 'option AckWaitMinIntervals'
 expect password-alone "$(inst j "$URL
