@@ -49,6 +49,8 @@ static const char *usage_text =
     "pull)\n"
     "  consumer-delete STREAM NAME\n"
     "  publish SUBJECT --count N [--rate PER_SEC] [--size BYTES]\n"
+    "      [--keep-going]                 (a failed publish is counted, not "
+    "fatal)\n"
     "  consume STREAM CONSUMER --duration SECONDS [--mode pull|push]\n"
     "      [--deliver-subject SUBJ] [--queue G] [--batch B] [--workers W]\n"
     "      [--process-ms P] [--slow-every K --slow-ms P2]\n"
@@ -70,8 +72,9 @@ static const char *usage_text =
     "Exit status: 0 success, 1 request or API error, 2 usage error.\n";
 
 /* Options that never take a value; every other option takes one. */
-static const char *flag_opts[] = {"--in-progress", "--nak",     "--no-ack",
-                                  "--help",        "--verbose", NULL};
+static const char *flag_opts[] = {
+    "--in-progress", "--nak",        "--no-ack", "--help",
+    "--verbose",     "--keep-going", NULL};
 
 /* The parsed command line: positionals in order, options by name. */
 static struct {
@@ -581,10 +584,23 @@ static int cmd_consumer_create(void) {
   return kept ? 0 : 1;
 }
 
+/* Reports one failed publish: fatal, or with --keep-going counted in
+ * *failed and told on stderr the first time. */
+static void publish_failed(bool keep_going, int64_t *failed, const char *what) {
+  if (!keep_going)
+    die(1, "%s", what);
+  if ((*failed)++ == 0)
+    fprintf(stderr, "nl-inject: %s (going on)\n", what);
+}
+
 /* publish: sends COUNT messages with JetStream acknowledgement, paced by
- * --rate when given. */
+ * --rate when given; with --keep-going a failed publish (a server down, no
+ * stream leader) is counted and skipped instead of ending the run. */
 static int cmd_publish(void) {
-  check_args("--count --rate --size", 2, 2);
+  check_args("--count --rate --size --keep-going", 2, 2);
+  bool keep_going = opt_has("--keep-going");
+  int64_t failed = 0;
+  char why[512];
   const char *subject = args.pos[1];
   int64_t count = opt_ll("--count", 1);
   double rate = opt_double("--rate", 0);
@@ -609,17 +625,32 @@ static int cmd_publish(void) {
     natsMsg *reply = NULL;
     natsStatus s =
         natsConnection_Request(&reply, g_nc, subject, payload, n, g_timeout_ms);
-    if (s != NATS_OK)
-      die(1, "publish %s #%" PRId64 ": %s%s", subject, i, natsStatus_GetText(s),
-          s == NATS_NO_RESPONDERS ? " (no stream captures this subject?)" : "");
+    if (s != NATS_OK) {
+      snprintf(why, sizeof(why), "publish %s #%" PRId64 ": %s%s", subject, i,
+               natsStatus_GetText(s),
+               s == NATS_NO_RESPONDERS ? " (no stream captures this subject?)"
+                                       : "");
+      publish_failed(keep_going, &failed, why);
+      continue;
+    }
     json_object *ack = json_tokener_parse(natsMsg_GetData(reply));
     natsMsg_Destroy(reply);
-    if (!ack)
-      die(1, "publish %s #%" PRId64 ": reply is not JSON", subject, i);
+    if (!ack) {
+      snprintf(why, sizeof(why), "publish %s #%" PRId64 ": reply is not JSON",
+               subject, i);
+      publish_failed(keep_going, &failed, why);
+      continue;
+    }
     json_object *err = jobj(ack, "error");
-    if (err)
-      die(1, "publish %s #%" PRId64 ": API error err_code %" PRId64 ": %s",
-          subject, i, jint(err, "err_code", -1), jstr(err, "description", "?"));
+    if (err) {
+      snprintf(why, sizeof(why),
+               "publish %s #%" PRId64 ": API error err_code %" PRId64 ": %s",
+               subject, i, jint(err, "err_code", -1),
+               jstr(err, "description", "?"));
+      json_object_put(ack);
+      publish_failed(keep_going, &failed, why);
+      continue;
+    }
     if (first_seq < 0)
       first_seq = jint(ack, "seq", -1);
     last_seq = jint(ack, "seq", -1);
@@ -628,8 +659,9 @@ static int cmd_publish(void) {
     stream = jstr(ack, "stream", "?");
   }
   printf("published %" PRId64 " to %s stream=%s seq=%" PRId64 "..%" PRId64
-         " in %" PRId64 " ms\n",
-         count, subject, stream, first_seq, last_seq, mono_ms() - start);
+         " in %" PRId64 " ms, %" PRId64 " failed\n",
+         count - failed, subject, stream, first_seq, last_seq,
+         mono_ms() - start, failed);
   json_object_put(last);
   free(payload);
   return 0;
