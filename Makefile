@@ -145,9 +145,11 @@ endif
 # The evaluation harness (tests/eval/eval.sh): each delivery-violation class
 # injected by consumers in C, Go, JavaScript and Python, detection and
 # recovery latency, boundary cases, a healthy soak and the server-level
-# baseline; writes results/eval.md, results/eval.json and
-# results/eval-latency.png. `make eval ROUNDS=30 INTERVAL=3 LANGS="c go js py"
-# TOPOLOGY=single|cluster|both SOAK=300`; a 24 h soak alone:
+# baseline, then the classes beyond the five (EXT=0 skips them, EXT_ROUNDS
+# and EXT_LANGS set their rounds and languages); writes results/eval.md,
+# results/eval.json and results/eval-latency.png. `make eval ROUNDS=30
+# INTERVAL=3 LANGS="c go js py" TOPOLOGY=single|cluster|both SOAK=300`; a
+# 24 h soak alone:
 # `make eval ROUNDS=0 BOUNDARY=0 BASELINE=0 SOAK=86400 NAME=soak`.
 ROUNDS ?= 30
 INTERVAL ?= 3

@@ -9,7 +9,8 @@ collectd with tests/lib.sh and passes their addresses here:
   eval.py --topology single|cluster --interval D --rounds N --langs "c py"
       --urls URL[,URL...] --monitor PORT[,PORT...] --collectd-dir DIR
       --instance NAME --out RAW.json [--soak SECONDS] [--boundary]
-      [--baseline] [--kill-rounds] [--work DIR]
+      [--baseline] [--kill-rounds] [--work DIR] [--ext-rounds N]
+      [--ext-langs "c py"] [--ext-classes "CLASS ..."]
 
 Times: injection and fix are taken by this driver when it starts the step;
 the signal is the first 0.25 s trace of CONSUMER.INFO (and STREAM.INFO)
@@ -19,12 +20,22 @@ after the injection, and 0 after the fix, confirmed by the FAILURE/WARNING
 and OKAY notifications in collectd's log. CSV times are the start of the
 poll (collectd's read time), so a latency is the time until the poll that
 saw the fault began; the plugin's own work adds a few milliseconds. A
-finding raised between polls (from JetStream advisories) has no CSV row:
-it is timed when the driver first saw its notification in the log (the
-log is read every 0.2 s).
+finding raised between polls (from JetStream advisories) has no CSV row of
+its own: it is timed by the `detected_at` of the plugin's health event
+(nats.lens.health.violations.>, the plugin's clock), which equals the poll
+time for a finding raised by a poll, so an event whose time is no poll's
+came from an advisory; for those, the latency from the advisory (its
+server `timestamp`, the same host clock) to the finding is recorded too.
+Without a health event the driver falls back to the time it first saw the
+notification in the log (read every 0.2 s).
+
+With --ext-rounds N the classes beyond the five (scenarios.EXT_CLASSES)
+run N rounds after the rounds of the five (phase "ext"), the node-kill
+case of CONSUMER_UNOBSERVABLE alone at the end.
 """
 
 import argparse
+import calendar
 import glob
 import json
 import os
@@ -41,6 +52,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import natsproto  # noqa: E402
 import scenarios  # noqa: E402
 from scenarios import CLASSES  # noqa: E402
+
+HEALTH_SUBJECT = "nats.lens.health.violations.>"
+ADVISORY_PREFIX = "$JS.EVENT.ADVISORY.CONSUMER."
 
 NOTIF_RE = re.compile(
     r"Notification: severity = (\w+).*?plugin_instance = (\S+?),"
@@ -87,13 +101,17 @@ class Env:
         self.replicas = 3 if a.topology == "cluster" else 1
         self.topology = a.topology
         self.inj_url = self.urls[0]  # Injectors and the tracer use this.
+        self.watcher = None  # A Watcher, once started.
+        self.cluster = None  # A Cluster on the cluster topology.
         os.makedirs(self.work, exist_ok=True)
 
     def csv_rows(self, stream, typ, consumer):
-        """All (time, value) rows of one CSV series, oldest first."""
-        pat = os.path.join(self.csv, "nats_lens-%s-%s" % (self.instance,
-                                                           stream),
-                           "%s-%s-*" % (typ, consumer))
+        """All (time, value) rows of one CSV series, oldest first; consumer
+        is the type instance, None for a stream-level value; stream None
+        for an instance-level value."""
+        pat = os.path.join(self.csv, "nats_lens-%s" % self.instance + (
+            "-" + stream if stream else ""), "%s-%s-*" % (typ, consumer)
+            if consumer else "%s-[0-9][0-9][0-9][0-9]-*" % typ)
         rows = []
         for f in sorted(glob.glob(pat)):
             with open(f) as fh:
@@ -218,6 +236,140 @@ class Tracer(threading.Thread):
             time.sleep(max(0.0, 0.25 - (time.time() - t0)))
 
 
+def rfc3339(text):
+    """Seconds since the epoch of an RFC 3339 UTC time such as
+    2024-05-01T12:00:00.250Z (up to nanoseconds), or None."""
+    try:
+        base, _, frac = text.rstrip("Z").partition(".")
+        t = calendar.timegm(time.strptime(base[:19], "%Y-%m-%dT%H:%M:%S"))
+        return t + (float("0." + frac) if frac else 0.0)
+    except (AttributeError, ValueError):
+        return None
+
+
+class Watcher(threading.Thread):
+    """Records the plugin's health events (firing / resolved, with their
+    detected_at) and the JetStream consumer advisories (with the server's
+    timestamp) on its own connection, reconnecting when it drops. NAK
+    advisories are not kept one by one (a NAK storm sends thousands): per
+    consumer only the first one that completes the plugin's advisory
+    NAK_STORM predicate (docs/detectors.md: 5 NAKs within 5 s, one for a
+    message delivered at least 3 times)."""
+
+    NAK_WINDOW_S, NAK_MIN, NAK_DELIVERIES = 5.0, 5, 3
+
+    def __init__(self, env):
+        super().__init__(daemon=True)
+        self.env = env
+        self.lock = threading.Lock()
+        self.events = []
+        self.advisories = []
+        self.naks = {}
+        self.nak_complete = {}
+        self.stop = False
+
+    def connect(self):
+        for url in [self.env.inj_url] + self.env.urls:
+            try:
+                return natsproto.Connection(url, name="nl-eval-watch")
+            except (OSError, natsproto.NatsError):
+                continue
+        return None
+
+    def drain(self, q, handle):
+        """Hands each message of q to handle until the connection is gone
+        or the watcher stops."""
+        while not self.stop:
+            try:
+                msg = q.get(timeout=0.5)
+            except Exception:
+                continue
+            if msg is None:
+                return
+            try:
+                handle(msg)
+            except (ValueError, KeyError, TypeError, AttributeError):
+                pass
+
+    def on_event(self, msg):
+        ev = json.loads(msg.data)
+        rec = {"stream": ev["stream_name"], "consumer": ev["consumer_name"],
+               "cls": ev["type"], "state": ev["state"],
+               "t": rfc3339(ev.get("detected_at")), "seen": time.time()}
+        with self.lock:
+            self.events.append(rec)
+
+    def on_advisory(self, msg):
+        tok = msg.subject.split(".")
+        if len(tok) != 7:
+            return
+        kind, stream, consumer = tok[4], tok[5], tok[6]
+        adv = json.loads(msg.data)
+        t = rfc3339(adv.get("timestamp"))
+        key = (stream, consumer)
+        with self.lock:
+            if kind != "MSG_NAKED":
+                self.advisories.append({"kind": kind, "stream": stream,
+                                        "consumer": consumer, "t": t,
+                                        "seen": time.time()})
+                return
+            if key in self.nak_complete or t is None:
+                return
+            win = [x for x in self.naks.get(key, [])
+                   if x[0] > t - self.NAK_WINDOW_S]
+            win.append((t, adv.get("deliveries", 0)))
+            self.naks[key] = win
+            if len(win) >= self.NAK_MIN and any(
+                    dl >= self.NAK_DELIVERIES for _, dl in win):
+                self.nak_complete[key] = t
+                del self.naks[key]
+
+    def run(self):
+        while not self.stop:
+            conn = self.connect()
+            if conn is None:
+                time.sleep(0.5)
+                continue
+            _, hq = conn.subscribe(HEALTH_SUBJECT)
+            _, aq = conn.subscribe(ADVISORY_PREFIX + ">")
+            t = threading.Thread(target=self.drain,
+                                 args=(aq, self.on_advisory), daemon=True)
+            t.start()
+            self.drain(hq, self.on_event)
+            conn.close()
+            t.join(2)
+
+    def event(self, stream, consumer, cls, state, since):
+        """The first health event of a class and state about a consumer
+        (consumer "" for a stream-level class) that arrived at or after
+        since, as a dict with its detected_at ("t") and arrival ("seen")
+        times, or None."""
+        with self.lock:
+            for e in self.events:
+                if e["stream"] == stream and e["consumer"] == consumer and \
+                        e["cls"] == cls and e["state"] == state and \
+                        e["t"] is not None and e["seen"] >= since:
+                    return dict(e)
+        return None
+
+    def trigger(self, stream, consumer, cls, since, until):
+        """The server timestamp of the advisory that can raise cls between
+        polls (scenarios.ADVISORY_OF) for the consumer: the first one in
+        [since, until], or for NAK_STORM the NAK that completed the
+        predicate; None when there is none."""
+        kind = scenarios.ADVISORY_OF.get(cls)
+        with self.lock:
+            if kind == "MSG_NAKED":
+                t = self.nak_complete.get((stream, consumer))
+                return t if t is not None and since <= t <= until else None
+            for a in self.advisories:
+                if a["kind"] == kind and a["stream"] == stream and \
+                        a["consumer"] == consumer and a["t"] is not None \
+                        and since <= a["t"] <= until:
+                    return a["t"]
+        return None
+
+
 class CaseRunner:
     """Runs one Case: setup, wait until the plugin polls the consumer,
     inject, wait for detection (or watch), fix, wait for recovery, clean
@@ -233,6 +385,7 @@ class CaseRunner:
                     "topology": env.topology, "interval_s": env.d}
         self.res.update(meta)
         self.url = env.inj_url
+        self.killed = None  # The node this case killed (node_kill).
 
     def out_path(self, name):
         return os.path.join(self.env.work, "%s.%s.out" % (self.case.stream,
@@ -277,7 +430,50 @@ class CaseRunner:
         if st.kind == "sleep":
             time.sleep(st.secs)
             return True
+        if st.kind == "node_kill":
+            return self.kill_stream_node()
+        if st.kind == "node_restart":
+            return self.restart_node()
         raise ValueError(st.kind)
+
+    def kill_stream_node(self):
+        """Kills the cluster node that leads the case's stream (for an R1
+        stream, the only one holding it) and moves this case and the
+        injectors to a node that stays up."""
+        cl = self.env.cluster
+        p = subprocess.run([scenarios.NL_INJECT, "--server", self.url,
+                            "request", "$JS.API.STREAM.INFO." +
+                            self.case.stream, ""], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=60)
+        try:
+            leader = json.loads(p.stdout)["cluster"]["leader"]
+            victim = int(leader.lstrip("n")) - 1  # Servers are n1..n3.
+            assert cl is not None and 0 <= victim < len(cl.pids)
+        except (ValueError, KeyError, TypeError, AssertionError):
+            self.res.setdefault("errors", []).append(
+                "no leader for %s: %s" % (self.case.stream,
+                                          p.stdout.decode()[-300:]))
+            return False
+        survivor = (victim + 1) % len(self.env.urls)
+        self.url = self.env.inj_url = self.env.urls[survivor]
+        log("%s: killing node n%d, which holds the stream" % (
+            self.case.name, victim + 1))
+        cl.kill(victim)
+        self.killed = victim
+        self.res["killed_node"] = victim
+        return True
+
+    def restart_node(self):
+        """Restarts the node kill_stream_node killed."""
+        if self.killed is None:
+            return False
+        victim, self.killed = self.killed, None
+        ok = self.env.cluster.restart(victim)
+        self.env.inj_url = self.env.urls[0]
+        if not ok:
+            self.res.setdefault("errors", []).append(
+                "node n%d not healthy after its restart" % (victim + 1))
+        return ok
 
     def run_steps(self, steps):
         ok = True
@@ -286,11 +482,14 @@ class CaseRunner:
         return ok
 
     def wait_polled(self, timeout):
-        """Waits until the plugin has polled the consumer twice."""
+        """Waits until the plugin has polled the consumer (or the stream,
+        see Case.polled) twice; at once when the case needs no poll."""
+        if self.case.polled is None:
+            return True
+        typ, inst = self.case.polled
         end = time.time() + timeout
         while time.time() < end:
-            if len(self.env.csv_rows(self.case.stream, "nats_lens_num_pending",
-                                     self.case.consumer)) >= 2:
+            if len(self.env.csv_rows(self.case.stream, typ, inst)) >= 2:
                 return True
             time.sleep(0.2)
         return False
@@ -306,13 +505,42 @@ class CaseRunner:
                 return i
         return None
 
+    def class_consumer(self, cls):
+        """The consumer a finding of cls is about: None for a stream-level
+        class."""
+        return None if cls in scenarios.STREAM_CLASSES else self.case.consumer
+
+    def class_rows(self, cls):
+        return self.env.csv_rows(self.case.stream, "nats_lens_" + cls.lower(),
+                                 self.class_consumer(cls))
+
     def class_time(self, cls, value, since):
-        for t, v in self.env.csv_rows(self.case.stream,
-                                      "nats_lens_" + cls.lower(),
-                                      self.case.consumer):
+        for t, v in self.class_rows(cls):
             if t >= since and v == value:
                 return t
         return None
+
+    def event_time(self, cls, state, since, wait=1.5):
+        """The first health event of cls in state that arrived since
+        `since` (Watcher.event), waiting up to `wait` s for it; None
+        without."""
+        if self.env.watcher is None:
+            return None
+        end = time.time() + wait
+        while True:
+            ev = self.env.watcher.event(self.case.stream,
+                                        self.class_consumer(cls) or "", cls,
+                                        state, since)
+            if ev is not None or time.time() >= end:
+                return ev
+            time.sleep(0.1)
+
+    def at_poll(self, cls, t):
+        """True when t is the time of a poll (a CSV row of the class value,
+        or of the instance's consumer count, which every poll writes, has
+        it): a finding raised or cleared by that poll."""
+        return any(abs(tp - t) < 0.002 for tp, _ in self.class_rows(cls) +
+                   self.env.csv_rows(None, "count", "consumers"))
 
     def run(self):
         c, d, res = self.case, self.env.d, self.res
@@ -335,7 +563,7 @@ class CaseRunner:
             res["t_inject"] = time.time()
             if c.signal:
                 self.tracer.add(res, c.signal)
-            else:
+            elif c.trace:
                 self.tracer.add(res, "none")
             self.run_steps(c.inject)
             if c.expect:
@@ -381,15 +609,36 @@ class CaseRunner:
         res["detected"] = True
         res["t_notified"] = time.time()
         time.sleep(0.3)  # Let the CSV row of that poll be written.
-        # A finding from a poll has the poll's time in the CSV; one raised
-        # between polls (from JetStream advisories) has no CSV row of its
-        # own, and is timed when its notification appeared in the log.
+        # A finding from a poll has the poll's time in the CSV (and as its
+        # health event's detected_at); one raised between polls (from
+        # JetStream advisories) has no CSV row of its own, and is timed by
+        # its health event, else when its notification appeared in the log.
+        # A poll that began before the injection and still saw the fault (a
+        # poll slowed down by a missing stream) is timed when its finding
+        # arrived.
         t_poll = self.class_time(c.expect, 1.0, res["t_inject"])
-        if t_poll is not None and t_poll <= res["t_notified"]:
+        ev = self.event_time(c.expect, "firing", res["t_inject"] - 0.01)
+        if ev is not None:
+            res["detect_source"] = "poll" if self.at_poll(
+                c.expect, ev["t"]) else "advisory"
+            res["t_detect"] = ev["t"] if ev["t"] >= res["t_inject"] - 0.01 \
+                else ev["seen"]
+            res["t_detect_out"] = ev["seen"]  # When the finding was out.
+        elif t_poll is not None and t_poll <= res["t_notified"]:
             res["t_detect"], res["detect_source"] = t_poll, "poll"
         else:
             res["t_detect"], res["detect_source"] = (res["t_notified"],
                                                      "notification")
+        if res["detect_source"] == "advisory" and \
+                c.expect in scenarios.ADVISORY_OF:
+            t_adv = self.env.watcher.trigger(
+                c.stream, c.consumer, c.expect, res["t_inject"] - 0.01,
+                res["t_detect"] + 0.05)
+            # detected_at is cut to the millisecond: adding 1 ms makes the
+            # figure an upper bound.
+            res["t_advisory"] = t_adv
+            res["advisory_latency_ms"] = None if t_adv is None else \
+                (res["t_detect"] - t_adv) * 1000.0 + 1.0
         if "after_detect" in self.hooks:
             self.hooks["after_detect"](res)
         if not c.fix:
@@ -403,21 +652,33 @@ class CaseRunner:
                 res["resolved"] = True
                 seen = time.time()
                 time.sleep(0.3)
+                ev = self.event_time(c.expect, "resolved",
+                                     res["t_fix"] - 0.01)
                 t_poll = self.class_time(c.expect, 0.0, res["t_fix"]) \
                     if res["detect_source"] == "poll" else None
-                res["t_resolved"] = t_poll if t_poll is not None and \
-                    t_poll <= seen else seen
+                if ev is not None:
+                    res["t_resolved"] = ev["t"] if ev["t"] >= \
+                        res["t_fix"] - 0.01 else ev["seen"]
+                    res["resolve_source"] = "poll" if self.at_poll(
+                        c.expect, ev["t"]) else "advisory"
+                else:
+                    res["t_resolved"] = t_poll if t_poll is not None and \
+                        t_poll <= seen else seen
                 break
             time.sleep(0.2)
         else:
             res["resolved"] = False
 
     def finish(self):
-        """Deletes the stream and records the notifications of the case."""
-        subprocess.run([scenarios.NL_INJECT, "--server", self.url,
-                        "stream-delete", self.case.stream],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       timeout=60)
+        """Restarts a node the case killed, deletes the streams and records
+        the notifications of the case."""
+        if self.killed is not None:
+            self.restart_node()
+        for stream in [self.case.stream] + self.case.cleanup:
+            subprocess.run([scenarios.NL_INJECT, "--server", self.url,
+                            "stream-delete", stream],
+                           stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, timeout=60)
         fired = [n for n in self.notifs()
                  if n["severity"] in ("FAILURE", "WARNING")]
         self.res["notifications"] = [(n["severity"], n["class"])
@@ -425,12 +686,22 @@ class CaseRunner:
         exp = self.case.expect
         # Another delivery class about this consumer is a false positive;
         # other notifications (a consumer that cannot be observed while its
-        # node is down) are kept apart.
+        # node is down) are kept apart. A case of a class beyond the five
+        # counts every class but the operational one and those that are
+        # right for it (Case.allowed).
+        if self.res.get("phase") == "ext":
+            self.res["allowed"] = self.case.allowed
+            counted = [c for c in scenarios.ALL_CLASSES
+                       if c not in scenarios.OPERATIONAL
+                       and c not in self.case.allowed]
+        else:
+            counted = CLASSES
         self.res["unexpected"] = [n["class"] for n in fired
                                   if n["class"] != exp
-                                  and n["class"] in CLASSES]
+                                  and n["class"] in counted]
         self.res["operational"] = [n["class"] for n in fired
-                                   if n["class"] not in CLASSES]
+                                   if n["class"] not in counted
+                                   and n["class"] != exp]
         self.res["refired"] = max(0, sum(1 for n in fired
                                          if n["class"] == exp) - 1)
         for name, ps in self.procs.items():
@@ -587,6 +858,7 @@ class Cluster:
             pass
 
     def restart(self, i):
+        """Starts node i again; returns True once it reports healthy."""
         logf = open(os.path.join(self.env.work, "node%d-restart.log" % i),
                     "ab")
         p = subprocess.Popen(self.cmdlines[i], stdout=logf,
@@ -594,7 +866,7 @@ class Cluster:
         logf.close()
         STARTED.append(p)
         self.pids[i] = p.pid
-        self.wait_healthy(i)
+        return self.wait_healthy(i)
 
     def wait_healthy(self, i, timeout=60):
         end = time.time() + timeout
@@ -622,6 +894,28 @@ def class_round(env, tracer, rnd, langs, label, tag="E", on_injected=None):
     return run_cases(env, tracer, cases, metas)
 
 
+def ext_round(env, tracer, rnd, langs, alone, only=None, tag="X"):
+    """One round of the classes beyond the five on the topology (those in
+    `only` when given): with alone False every case but the node-kill ones,
+    at once; with alone True the node-kill cases, one after the other."""
+    cases, metas = [], []
+    for cls in scenarios.ext_classes(env.topology):
+        if (cls in scenarios.NODE_KILL) != alone or (only and cls not in
+                                                      only):
+            continue
+        for lang in scenarios.ext_langs(cls, langs):
+            cases.append(scenarios.ext_case(cls, lang, rnd, env.d,
+                                            env.replicas, tag=tag))
+            metas.append({"phase": "ext", "round": rnd, "class": cls,
+                          "scenario": env.topology})
+    if not alone:
+        return run_cases(env, tracer, cases, metas)
+    out = []
+    for case, meta in zip(cases, metas):
+        out += run_cases(env, tracer, [case], [meta])
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--topology", choices=["single", "cluster"],
@@ -640,16 +934,28 @@ def main():
     ap.add_argument("--boundary", action="store_true")
     ap.add_argument("--baseline", action="store_true")
     ap.add_argument("--kill-rounds", action="store_true")
+    ap.add_argument("--ext-rounds", type=int, default=0)
+    ap.add_argument("--ext-langs", default=None)
+    ap.add_argument("--ext-classes", default=None,
+                    help="only these classes beyond the five (for a quick "
+                    "look at one)")
     a = ap.parse_args()
     signal.signal(signal.SIGTERM, stop_started)
     signal.signal(signal.SIGINT, stop_started)
     env = Env(a)
     langs = a.langs.split()
+    ext_langs = (a.ext_langs or a.langs).split()
+    only = a.ext_classes.split() if a.ext_classes else None
     tracer = Tracer(env)
     tracer.start()
+    env.watcher = Watcher(env)
+    env.watcher.start()
+    if a.topology == "cluster" and a.pids:
+        env.cluster = Cluster(env, [int(p) for p in a.pids.split(",")])
     started = time.time()
     raw = {"topology": a.topology, "interval_s": env.d, "rounds": a.rounds,
            "langs": langs, "soak_s": a.soak, "started": started,
+           "ext_rounds": a.ext_rounds, "ext_langs": ext_langs,
            "results": [], "baseline": None}
     try:
         # The soak and the boundary cases run next to the rounds.
@@ -673,7 +979,7 @@ def main():
             raw["results"] += class_round(env, tracer, rnd, langs,
                                           a.topology)
         if a.kill_rounds and a.topology == "cluster":
-            cl = Cluster(env, [int(p) for p in a.pids.split(",")])
+            cl = env.cluster
             for which in ("other", "connected"):
                 plugin_node = connected_node(env)
                 if plugin_node is None:
@@ -711,15 +1017,31 @@ def main():
                 cl.restart(victim)
                 env.inj_url = env.urls[0]
                 tracer.conn = None
+        for rnd in range(1, a.ext_rounds + 1):
+            log("%s: classes beyond the five, round %d/%d" % (
+                a.topology, rnd, a.ext_rounds))
+            raw["results"] += ext_round(env, tracer, rnd, ext_langs, False,
+                                        only)
         side_thread.join()
         raw["results"] += side_results
+        # A node kill makes every consumer of the node unobservable: it
+        # runs when nothing else does.
+        for rnd in range(1, a.ext_rounds + 1):
+            if any(c in scenarios.NODE_KILL and (not only or c in only)
+                   for c in scenarios.ext_classes(a.topology)):
+                log("%s: node-kill class, round %d/%d" % (
+                    a.topology, rnd, a.ext_rounds))
+                raw["results"] += ext_round(env, tracer, rnd, ext_langs,
+                                            True, only)
         if a.baseline and env.monitor:
             raw["baseline"] = baseline_phase(env, tracer)
     finally:
         tracer.stop = True
+        env.watcher.stop = True
         stop_started()
     raw["finished"] = time.time()
     raw["all_notifications"] = len(env.notifications())
+    raw["health_events"] = len(env.watcher.events)
     with open(a.out, "w") as fh:
         json.dump(raw, fh, indent=1)
     log("wrote %s (%d results)" % (a.out, len(raw["results"])))

@@ -15,6 +15,11 @@
 #   CLUSTER_ROUNDS  rounds on the cluster (default ROUNDS / 5, at least 2),
 #                   followed by the two node-kill rounds
 #   SOAK            seconds of the healthy soak (default 300)
+#   EXT             1 to run the classes beyond the five (default 1)
+#   EXT_ROUNDS      their rounds per topology (default ROUNDS / 5, at least
+#                   2; 0 when ROUNDS is 0)
+#   EXT_LANGS       injector languages of their client-made faults (default
+#                   LANGS)
 #   BOUNDARY        1 to run the boundary cases (default 1)
 #   BASELINE        1 to run the /varz baseline phase (default 1)
 #   OUT, NAME       output directory and file stem (default results, eval)
@@ -29,13 +34,21 @@ LANGS=${LANGS:-c go js py}
 TOPOLOGY=${TOPOLOGY:-single}
 CLUSTER_ROUNDS=${CLUSTER_ROUNDS:-$((ROUNDS / 5 > 2 ? ROUNDS / 5 : 2))}
 SOAK=${SOAK:-300}
+EXT=${EXT:-1}
+if [ "$ROUNDS" -gt 0 ]; then
+  EXT_ROUNDS=${EXT_ROUNDS:-$((ROUNDS / 5 > 2 ? ROUNDS / 5 : 2))}
+else
+  EXT_ROUNDS=${EXT_ROUNDS:-0}
+fi
+[ "$EXT" = 1 ] || EXT_ROUNDS=0
+EXT_LANGS=${EXT_LANGS:-$LANGS}
 BOUNDARY=${BOUNDARY:-1}
 BASELINE=${BASELINE:-1}
 OUT=${OUT:-results}
 NAME=${NAME:-eval}
 export INTERVAL
 
-for lang in $LANGS; do
+for lang in $(echo $LANGS $EXT_LANGS | tr ' ' '\n' | sort -u); do
   case $lang in
   go)
     # The Go injector, built against Debian's nats.go (GOPATH mode).
@@ -60,11 +73,11 @@ done
 
 mkdir -p "$OUT/tmp"
 raws=()
-flags=()
+flags=(--ext-rounds "$EXT_ROUNDS" --ext-langs "$EXT_LANGS")
 [ "$BOUNDARY" = 1 ] && flags+=(--boundary)
 if [ "$TOPOLOGY" = single ] || [ "$TOPOLOGY" = both ]; then
   echo "== eval: single node, $ROUNDS rounds, interval $INTERVAL s," \
-    "langs: $LANGS"
+    "langs: $LANGS; $EXT_ROUNDS rounds of the classes beyond the five"
   extra=()
   [ "$BASELINE" = 1 ] && extra+=(--baseline)
   tests/eval/run_topology.sh single "$OUT/tmp/$NAME-single.json" \
@@ -73,7 +86,8 @@ if [ "$TOPOLOGY" = single ] || [ "$TOPOLOGY" = both ]; then
   raws+=("$OUT/tmp/$NAME-single.json")
 fi
 if [ "$TOPOLOGY" = cluster ] || [ "$TOPOLOGY" = both ]; then
-  echo "== eval: 3-node cluster, $CLUSTER_ROUNDS rounds + 2 node-kill rounds"
+  echo "== eval: 3-node cluster, $CLUSTER_ROUNDS rounds + 2 node-kill rounds;" \
+    "$EXT_ROUNDS rounds of the classes beyond the five"
   csoak=0
   [ "$TOPOLOGY" = cluster ] && csoak=$SOAK
   tests/eval/run_topology.sh cluster "$OUT/tmp/$NAME-cluster.json" \

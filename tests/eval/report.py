@@ -5,9 +5,10 @@ results/eval.json and the latency CDF plot results/eval-latency.png
 
   report.py --out-dir results RAW.json [RAW.json...]
 
-Exit status 0 when every class row has full coverage, every must-fire
-boundary case fired, and nothing fired where nothing may (false positives
-0); 1 otherwise (the files are written either way).
+Exit status 0 when every class row (the five and the classes beyond them)
+has full coverage, every must-fire boundary case fired, nothing fired where
+nothing may (false positives 0) and no fault case raised another class; 1
+otherwise (the files are written either way).
 """
 
 import argparse
@@ -20,10 +21,13 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from scenarios import CLASSES, REFERENCE_P50_MS, ROOT  # noqa: E402
+from scenarios import (ADVISORY_OF, ALL_CLASSES, CLASSES,  # noqa: E402
+                       EXT_CLASSES, OPERATIONAL, REFERENCE_P50_MS, ROOT)
 
 LANG_NAMES = {"c": "C (cnats)", "go": "Go (nats.go)",
-              "js": "JavaScript (nats.js)", "py": "Python (stdlib)"}
+              "js": "JavaScript (nats.js)", "py": "Python (stdlib)",
+              "api": "API (nl-inject)"}
+LANG_ORDER = ["c", "go", "js", "py", "api"]
 
 
 def wilson(k, n, z=1.96):
@@ -66,15 +70,25 @@ def latencies(rows, start_key, end_key):
 
 
 def unexpected(r):
-    """Notifications of another delivery class about a fault consumer."""
+    """Notifications of another delivery class about a fault consumer. For
+    the five classes, another of the five; for a class beyond them, any
+    other class but the operational one and those the case allows (right
+    for it, such as STREAM_SINGLE_REPLICA on an R1 stream)."""
+    if r.get("phase") == "ext":
+        allowed = r.get("allowed") or []
+        return [c for _, c in r.get("notifications", [])
+                if c in ALL_CLASSES and c != r.get("expect")
+                and c not in OPERATIONAL and c not in allowed]
     return [c for _, c in r.get("notifications", [])
             if c in CLASSES and c != r.get("expect")]
 
 
 def operational(r):
-    """Notifications that name no delivery class (such as a consumer that
-    cannot be observed while its node is down)."""
-    return [c for _, c in r.get("notifications", []) if c not in CLASSES]
+    """Notifications of another class that are not counted (such as a
+    consumer that cannot be observed while its node is down)."""
+    other = unexpected(r)
+    return [c for _, c in r.get("notifications", [])
+            if c != r.get("expect") and c not in other]
 
 
 def class_rows(results):
@@ -143,6 +157,117 @@ def table_classes(groups, d, label):
                     ms(rc[50]), ms(rc[95]), s["resolved"], s["fixed"],
                     s["other_class_notifications"] + s["refired"]))
     return lines
+
+
+def ext_groups(results):
+    """Groups the results of the classes beyond the five by (topology,
+    class, language)."""
+    groups = {}
+    for r in results:
+        if r.get("phase") == "ext":
+            key = (r.get("topology"), r["class"], r["lang"])
+            groups.setdefault(key, []).append(r)
+    return groups
+
+
+def ext_keys(groups):
+    """The keys of ext_groups in table order: class, topology, language."""
+    return sorted(groups, key=lambda k: (
+        EXT_CLASSES.index(k[1]), ["single", "cluster"].index(k[0])
+        if k[0] in ("single", "cluster") else 2,
+        LANG_ORDER.index(k[2]) if k[2] in LANG_ORDER else 9))
+
+
+def summarise_ext(rows, d):
+    """summarise() plus where the detections came from (poll, advisory, or
+    the log when no health event was seen) and the latency from the
+    triggering advisory to the finding."""
+    s = summarise(rows, d)
+    det = [r for r in rows if r.get("detected")]
+    sources = {}
+    for r in det:
+        src = r.get("detect_source") or "unknown"
+        sources[src] = sources.get(src, 0) + 1
+    adv = [r["advisory_latency_ms"] for r in det
+           if r.get("advisory_latency_ms") is not None]
+    s.update({"sources": sources, "advisory_latency_ms": {
+        50: pct(adv, 50), 95: pct(adv, 95), 100: max(adv) if adv else None},
+        "advisory_values_ms": adv})
+    return s
+
+
+def source_text(sources, n):
+    """"advisory 2/2", or "poll 1, advisory 1 of 2"."""
+    if not sources:
+        return "–"
+    if len(sources) == 1:
+        src, k = next(iter(sources.items()))
+        return "%s %d/%d" % (src, k, n)
+    return ", ".join("%s %d" % (src, k) for src, k in
+                     sorted(sources.items())) + " of %d" % n
+
+
+def frac(x, d):
+    """A latency in ms as a fraction of the poll interval."""
+    return "–" if x is None else "%.4f" % (x / (d * 1000.0))
+
+
+def table_ext(groups, d):
+    lines = ["| class | language | topology | rounds | detected | coverage "
+             "(95% CI) | from injection P50 / P95 ms | in polls | source | "
+             "from the advisory P50 / P95 ms | as a fraction of the "
+             "interval (P50 / P95) | "
+             "recovery P50 ms | resolved | other class or repeat |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for key in ext_keys(groups):
+        topo, cls, lang = key
+        s = summarise_ext(groups[key], d)
+        li, la = s["latency_from_injection_ms"], s["advisory_latency_ms"]
+        lines.append(
+            "| %s | %s | %s | %d | %d | %.0f%% (%.0f–%.0f%%) | %s / %s | "
+            "%s / %s | %s | %s / %s | %s / %s | %s | %d/%d | %d |" % (
+                cls, LANG_NAMES.get(lang, lang), topo, s["rounds"],
+                s["detected"], 100 * s["coverage"],
+                100 * s["coverage_ci95"][0], 100 * s["coverage_ci95"][1],
+                ms(li[50]), ms(li[95]), polls(li[50], d), polls(li[95], d),
+                source_text(s["sources"], s["detected"]),
+                ms1(la[50]), ms1(la[95]), frac(la[50], d), frac(la[95], d),
+                ms(s["recovery_ms"][50]), s["resolved"], s["fixed"],
+                s["other_class_notifications"] + s["refired"]))
+    return lines
+
+
+def ms1(x):
+    return "–" if x is None else "{:,.1f}".format(x)
+
+
+def advisory_backed(results, d):
+    """One record per advisory-backed class and topology (regular rounds of
+    the five, and the rounds beyond them): detections, how many came from
+    an advisory, and the advisory-to-finding latency."""
+    out = []
+    for cls in ADVISORY_OF:
+        for topo in ("single", "cluster"):
+            rows = [r for r in results if r.get("expect") == cls
+                    and r.get("topology") == topo and r.get("detected")
+                    and (r.get("phase") == "ext" or (
+                        r.get("phase") == "classes"
+                        and r.get("scenario") == topo))]
+            if not rows:
+                continue
+            adv = [r["advisory_latency_ms"] for r in rows
+                   if r.get("advisory_latency_ms") is not None]
+            inj = latencies(rows, "t_inject", "t_detect")
+            out.append({
+                "cls": cls, "topology": topo, "advisory": ADVISORY_OF[cls],
+                "detections": len(rows),
+                "from_advisory": sum(1 for r in rows
+                                     if r.get("detect_source") == "advisory"),
+                "advisory_latency_ms": {50: pct(adv, 50), 95: pct(adv, 95),
+                                        100: max(adv) if adv else None},
+                "latency_from_injection_ms": {50: pct(inj, 50)},
+                "interval_s": d})
+    return out
 
 
 def plot(groups, label, d, out_png, work):
@@ -216,6 +341,21 @@ def version(cmd):
         return "unknown"
 
 
+def ext_args(raws):
+    """The make variables of the rounds beyond the five, for the command
+    line in the report ("" for raw files written without them)."""
+    if not any("ext_rounds" in raw for raw in raws):
+        return ""
+    n = max(raw.get("ext_rounds") or 0 for raw in raws)
+    if n == 0:
+        return " EXT=0"
+    out = " EXT_ROUNDS=%d" % n
+    el = raws[0].get("ext_langs") or []
+    if el != raws[0].get("langs"):
+        out += " EXT_LANGS=\"%s\"" % " ".join(el)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "results"))
@@ -248,10 +388,10 @@ def main():
            "| date | %s |" % date,
            "| commit | %s |" % git_commit(),
            "| command | `make eval ROUNDS=%d INTERVAL=%g LANGS=\"%s\" "
-           "TOPOLOGY=%s SOAK=%d` |" % (
+           "TOPOLOGY=%s SOAK=%d%s` |" % (
                rounds, d, " ".join(langs),
                "both" if len(raws) > 1 else raws[0]["topology"],
-               max(raw.get("soak_s", 0) for raw in raws)),
+               max(raw.get("soak_s", 0) for raw in raws), ext_args(raws)),
            "| rounds per class and language | %d (single node) |" % rounds,
            "| poll interval | %g s |" % d,
            "| topologies | %s |" % ", ".join(labels),
@@ -306,6 +446,83 @@ def main():
                 else "the plugin's", (k["plugin_node_before"] or 0) + 1,
                 "?" if k["plugin_node_after"] is None
                 else k["plugin_node_after"] + 1) for k in kills) + ".", ""]
+
+    # The classes beyond the five.
+    xgroups = ext_groups(results)
+    ext_rounds = max((raw.get("ext_rounds") or 0) for raw in raws)
+    if xgroups:
+        md += ["## Classes beyond the five", "",
+               "The eight classes added with advisory-driven detection "
+               "(docs/detectors.md), %d round(s) per topology, each case on "
+               "a fresh stream. Faults the consuming application makes run "
+               "once per injector language; pure configuration runs once, "
+               "made with `nl-inject` (language *API*). *Source*: whether "
+               "the finding was raised by a poll or between polls by a "
+               "JetStream advisory. *From the advisory*: from the server's "
+               "advisory timestamp to the finding's `detected_at` (an upper "
+               "bound: `detected_at` is cut to the millisecond, so 1 ms is "
+               "added), and as a fraction of the poll interval (%g s)." % (
+                   ext_rounds, d), ""]
+        md += table_ext(xgroups, d)
+        md += ["", "What each case injects (at poll interval %g s):" % d,
+               ""]
+        for cls in EXT_CLASSES:
+            r = next((r for r in results if r.get("phase") == "ext"
+                      and r["class"] == cls), None)
+            if r is None:
+                continue
+            # A poll slowed down by the server (a missing stream's 4 s
+            # scatter-gather) gives its finding long after it began.
+            out = pct(latencies([x for x in results if x.get("phase") ==
+                                 "ext" and x["class"] == cls
+                                 and x.get("detect_source") == "poll"],
+                                "t_detect", "t_detect_out"), 50)
+            md.append("- **%s**: %s%s." % (
+                cls, r.get("note", ""), "" if out is None or out < 1000
+                else "; the poll that saw the fault gave its finding %s ms "
+                "(P50) after it began (the table times the poll's start, as "
+                "for every class)" % ms(out)))
+        md += ["", "*Other class or repeat* counts, for these rows, every "
+               "FAILURE or WARNING notification about the case's stream of "
+               "a class other than the expected one, the five included, "
+               "and every repeat of the expected one; not counted are "
+               "CONSUMER_UNOBSERVABLE when another class is expected (the "
+               "plugin's view, as in the five-class rows) and "
+               "STREAM_SINGLE_REPLICA in the CONSUMER_UNOBSERVABLE case, "
+               "whose stream has one replica by construction. No other "
+               "case can rightly raise one of the five: the poison message "
+               "of MAX_DELIVER_EXHAUSTED is NAKed three times in all "
+               "(NAK_STORM needs five NAKs within 5 s, or three "
+               "redeliveries in each of two intervals); the RETENTION_RISK "
+               "case is fixed long before its stream reaches the limit, so "
+               "a SEQUENCE_GAP there would be real loss and a failure of "
+               "the case; and the consumers of the other cases ack within "
+               "50-100 ms of a 30 s ack_wait.", ""]
+    adv_rows = advisory_backed(results, d)
+    if adv_rows:
+        md += ["## Advisory-backed detection", "",
+               "Findings that JetStream advisories raise between polls: "
+               "NAK_STORM from MSG_NAKED (the rounds of the five), "
+               "MAX_DELIVER_EXHAUSTED from MAX_DELIVERIES and "
+               "ACK_NONE_CONSUMER from CREATED (the rounds beyond the "
+               "five). Latency from the advisory that completed the "
+               "predicate (server timestamp) to the finding (the health "
+               "event's `detected_at`, +1 ms for its millisecond cut); the "
+               "poll interval is %g s." % d, "",
+               "| class | advisory | topology | detections | raised by an "
+               "advisory | advisory to finding P50 / P95 / max ms | as a "
+               "fraction of the poll interval (P50 / P95 / max) | from "
+               "injection P50 ms |", "|---|---|---|---|---|---|---|---|"]
+        for row in adv_rows:
+            la = row["advisory_latency_ms"]
+            md.append("| %s | %s | %s | %d | %d | %s / %s / %s | %s / %s / "
+                      "%s | %s |" % (
+                          row["cls"], row["advisory"], row["topology"],
+                          row["detections"], row["from_advisory"],
+                          ms1(la[50]), ms1(la[95]), ms1(la[100]),
+                          frac(la[50], d), frac(la[95], d), frac(la[100], d),
+                          ms(row["latency_from_injection_ms"][50])))
+        md.append("")
 
     # Boundary cases.
     bnd = [r for r in results if r.get("phase") == "boundary"]
@@ -388,7 +605,7 @@ def main():
             or "none"), ""]
 
     # Every fault that was not detected with its class, and what fired.
-    missed = [r for r in results if r.get("phase") == "classes"
+    missed = [r for r in results if r.get("phase") in ("classes", "ext")
               and (not r.get("detected") or unexpected(r))]
     if missed:
         md += ["## Rows below 100 % or with another class", "",
@@ -418,13 +635,17 @@ def main():
 
     # Overall verdict.
     class_ok = all(summarise(rows, d)["coverage"] == 1.0
-                   for rows in groups.values())
+                   for rows in list(groups.values()) + list(xgroups.values()))
     other = sum(summarise(rows, d)["other_class_notifications"]
-                for rows in groups.values())
+                for rows in list(groups.values()) + list(xgroups.values()))
     md += ["## Verdict", "",
            "- class rows with 100%% coverage: %d of %d" % (
                sum(1 for rows in groups.values()
                    if summarise(rows, d)["coverage"] == 1.0), len(groups)),
+           "- rows of the classes beyond the five with 100%% coverage: %d "
+           "of %d" % (sum(1 for rows in xgroups.values()
+                          if summarise(rows, d)["coverage"] == 1.0),
+                      len(xgroups)),
            "- false positives (must-not-fire boundary cases and soak): %d" %
            fp_total,
            "- notifications of another class on a fault consumer: %d" % other,
@@ -449,8 +670,11 @@ def main():
            "the first poll whose class value is 0 (OKAY notification). "
            "A finding raised between polls (from JetStream advisories, "
            "such as NAK_STORM from MSG_NAKED) has no poll of its own: it is "
-           "timed when its notification appeared in collectd's log (read "
-           "every 0.2 s), and so is its OKAY. "
+           "timed by the `detected_at` of the plugin's health event (a "
+           "poll's finding has the poll's time there, so an event at no "
+           "poll's time came from an advisory), and so is its OKAY; "
+           "without a health event, when its notification appeared in "
+           "collectd's log (read every 0.2 s). "
            "Polls = milliseconds / poll interval.",
            "- ACK_WAIT_VIOLATION waits for a repeat of the expiry "
            "redeliveries by design (docs/detectors.md): one round cannot be "
@@ -472,6 +696,20 @@ def main():
            "NAK-driven redeliveries.",
            "- Coverage intervals are Wilson score intervals (95%); "
            "percentiles interpolate linearly between ranks.", ""]
+    if xgroups:
+        md[-1:-1] = [
+            "- The classes beyond the five run after the rounds of the five "
+            "on each topology, on streams `X<round>_<class>_<language>`, "
+            "all cases of a round at once; CONSUMER_UNOBSERVABLE kills the "
+            "node that holds its stream, so it runs alone at the end. A "
+            "case waits for two polls of its consumer (of its stream for "
+            "ACK_NONE_CONSUMER, whose consumer is the fault; none for "
+            "STREAM_SINGLE_REPLICA, whose fault is the stream's creation). "
+            "The advisory of an advisory-backed finding is the first "
+            "MAX_DELIVERIES or CREATED advisory of the consumer, and for "
+            "NAK_STORM the MSG_NAKED advisory that completed the "
+            "predicate (5 within 5 s, one with 3 deliveries), all read by "
+            "the driver on its own subscription."]
     out_md = os.path.join(a.out_dir, a.name + ".md")
     with open(out_md, "w") as fh:
         fh.write("\n".join(md))
@@ -482,6 +720,13 @@ def main():
         "rows": [dict(scenario=k[0], cls=k[1], lang=k[2],
                       **{kk: vv for kk, vv in summarise(v, d).items()})
                  for k, v in sorted(groups.items())],
+        "ext_rounds": ext_rounds,
+        "rows_ext": [dict(topology=k[0], cls=k[1], lang=k[2],
+                          note=xgroups[k][0].get("note", ""),
+                          **summarise_ext(xgroups[k], d))
+                     for k in ext_keys(xgroups)],
+        "advisory_backed": adv_rows,
+        "ext_results": [r for r in results if r.get("phase") == "ext"],
         "boundary": bnd, "soak": soak, "baseline": base, "kills": kills,
         "false_positives": fp_total, "other_class_notifications": other,
         "reference_p50_ms": REFERENCE_P50_MS}

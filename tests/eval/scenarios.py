@@ -19,7 +19,37 @@ CLASSES = ["ACK_WAIT_VIOLATION", "SEQUENCE_GAP", "MAX_PENDING_THROTTLE",
            "NAK_STORM", "MISSING_PROGRESS"]
 SHORT = {"ACK_WAIT_VIOLATION": "AW", "SEQUENCE_GAP": "GAP",
          "MAX_PENDING_THROTTLE": "MP", "NAK_STORM": "NAK",
-         "MISSING_PROGRESS": "LONG"}
+         "MISSING_PROGRESS": "LONG", "MAX_DELIVER_EXHAUSTED": "MDX",
+         "ACK_ALL_PARALLEL": "AAP", "RETENTION_RISK": "RR",
+         "ACK_NONE_CONSUMER": "ANC", "INTEREST_NO_CONSUMERS": "INC",
+         "PUSH_UNBOUND": "PU", "STREAM_SINGLE_REPLICA": "SR1",
+         "CONSUMER_UNOBSERVABLE": "UO"}
+
+# The classes beyond the five (docs/detectors.md), in table order.
+EXT_CLASSES = ["MAX_DELIVER_EXHAUSTED", "ACK_ALL_PARALLEL", "RETENTION_RISK",
+               "ACK_NONE_CONSUMER", "INTEREST_NO_CONSUMERS", "PUSH_UNBOUND",
+               "STREAM_SINGLE_REPLICA", "CONSUMER_UNOBSERVABLE"]
+ALL_CLASSES = CLASSES + EXT_CLASSES
+# Faults made by the consuming application: one row per injector language.
+# The others are pure configuration, injected with nl-inject (language
+# "api", one row).
+EXT_CLIENT = ("MAX_DELIVER_EXHAUSTED", "ACK_ALL_PARALLEL", "RETENTION_RISK")
+# Only on the 3-node cluster; CONSUMER_UNOBSERVABLE kills a node, so its
+# cases run alone.
+CLUSTER_ONLY = ("STREAM_SINGLE_REPLICA", "CONSUMER_UNOBSERVABLE")
+NODE_KILL = ("CONSUMER_UNOBSERVABLE",)
+# Classes about a stream: no consumer in the notification, the health event
+# or the CSV value (nats_lens_<class> without a type instance).
+STREAM_CLASSES = ("INTEREST_NO_CONSUMERS", "STREAM_SINGLE_REPLICA",
+                  "CONSUMER_UNOBSERVABLE")
+# Notifications about the plugin's view, not about a delivery fault: never
+# counted as another class unless the case expects them.
+OPERATIONAL = ("CONSUMER_UNOBSERVABLE",)
+# Advisory-backed findings: the advisory (the token after
+# $JS.EVENT.ADVISORY.CONSUMER.) whose arrival can raise the class between
+# polls.
+ADVISORY_OF = {"MAX_DELIVER_EXHAUSTED": "MAX_DELIVERIES",
+               "ACK_NONE_CONSUMER": "CREATED", "NAK_STORM": "MSG_NAKED"}
 
 # The published numbers of the research monitor (3 s poll interval, 200
 # rounds per class): detection latency P50 in ms.
@@ -77,6 +107,16 @@ def sleep(secs):
     return Step("sleep", secs=secs)
 
 
+def node_kill():
+    """Kills (SIGKILL) the cluster node that holds the case's stream."""
+    return Step("node_kill")
+
+
+def node_restart():
+    """Restarts the node node_kill killed, with its store."""
+    return Step("node_restart")
+
+
 class Case:
     """One scenario instance on its own stream.
 
@@ -89,13 +129,24 @@ class Case:
 
     def __init__(self, name, stream, consumer, lang, expect, signal,
                  setup, inject, fix=None, observe_s=0.0, note="",
-                 min_fire_s=0.0, hold_s=0.0):
+                 min_fire_s=0.0, hold_s=0.0, polled=("nats_lens_num_pending",
+                                                     None),
+                 trace=True, cleanup=(), allowed=()):
         self.name, self.stream, self.consumer, self.lang = (
             name, stream, consumer, lang)
         self.expect, self.signal = expect, signal
         self.setup, self.inject, self.fix = setup, inject, fix or []
         self.observe_s, self.note = observe_s, note
         self.min_fire_s, self.hold_s = min_fire_s, hold_s
+        # polled: the CSV series (type, type instance; None for the
+        # consumer) that shows the plugin has polled the case before the
+        # injection, or None to inject without waiting (the fault is there
+        # from the stream's first poll). trace: follow CONSUMER.INFO every
+        # 0.25 s. cleanup: further streams to delete at the end. allowed:
+        # other classes that are right for this case, not false positives.
+        self.polled = (polled[0], polled[1] or consumer) if polled else None
+        self.trace, self.cleanup, self.allowed = trace, list(cleanup), \
+            list(allowed)
 
 
 def stream_args(stream, replicas, *extra):
@@ -192,6 +243,165 @@ def class_case(cls, lang, rnd, d, replicas, tag="E"):
                     [tool("consumer-create", stream, c, "--ack-wait",
                           str(3 * slow))])
     raise ValueError(cls)
+
+
+def ext_case(cls, lang, rnd, d, replicas, tag="X"):
+    """The fault case of a class beyond the five (EXT_CLASSES) for language
+    lang ("api" for the configuration classes), round rnd, at poll interval
+    d seconds, with streams of `replicas` replicas. Each case has a fresh
+    stream, an injection, a fix that clears the finding, and a note saying
+    what was injected (for the report)."""
+    stream = "%s%d_%s_%s" % (tag, rnd, SHORT[cls], lang)
+    subj = stream.lower() + ".x"
+    c = "c"
+    name = "%s/%s/%d" % (cls, lang, rnd)
+    st = stream_args(stream, replicas)
+    dur = str(int(40 * d + 60))
+    if cls == "MAX_DELIVER_EXHAUSTED":
+        # max_deliver 3; of 10 messages the consumer acks nine and NAKs the
+        # last (sequence 10) on every delivery. After the third delivery
+        # the server gives up on it and sends MAX_DELIVERIES. The fix is the
+        # dead-letter stream the finding recommends.
+        dlq = stream + "_DLQ"
+        return Case(name, stream, c, lang, cls, None,
+                    [tool(*st), tool("consumer-create", stream, c,
+                                     "--ack-wait", "30", "--max-deliver",
+                                     "3"),
+                     tool("publish", subj, "--count", "10")],
+                    [consume("w", stream, c, "--duration", dur,
+                             "--process-ms", "50", "--nak-seq-mod", "10")],
+                    [tool("stream-create", dlq, "--subjects",
+                          "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.%s.%s"
+                          % (stream, c), "--replicas", str(replicas))],
+                    note="max_deliver 3; 10 messages, the consumer acks 9 "
+                    "and NAKs sequence 10 on each of its 3 deliveries; fix: "
+                    "a dead-letter stream on the MAX_DELIVERIES advisory",
+                    trace=False, cleanup=[dlq])
+    if cls == "ACK_ALL_PARALLEL":
+        # Three workers pull from an ack-all consumer at once (their pull
+        # requests wait side by side); the fix allows one message at a
+        # time.
+        return Case(name, stream, c, lang, cls, None,
+                    [tool(*st), tool("consumer-create", stream, c,
+                                     "--ack", "all", "--ack-wait", "30"),
+                     tool("publish", subj, "--count", "10")],
+                    [consume("w", stream, c, "--duration", dur, "--workers",
+                             "3", "--process-ms", "50", "--expires-ms",
+                             str(int(max(2, d) * 1000)))],
+                    [tool("consumer-create", stream, c, "--ack", "all",
+                          "--ack-wait", "30", "--max-ack-pending", "1")],
+                    note="ack policy all; 3 workers pull at once (10 "
+                    "messages, then waiting pull requests); fix: "
+                    "max_ack_pending 1", trace=False)
+    if cls == "RETENTION_RISK":
+        # 40 msg/s into a stream limited to L messages, read by one worker
+        # at 10 msg/s: the backlog grows by 30 msg/s and would reach the
+        # limit after 30 D + 60 s, long after the detection and the fix
+        # (no message may be lost: SEQUENCE_GAP would be a failure). The
+        # fix raises the limit and scales the consumer.
+        limit = 30 * int(30 * d + 60)
+        return Case(name, stream, c, lang, cls, None,
+                    [tool(*st + ["--max-msgs", str(limit)]),
+                     tool("consumer-create", stream, c, "--ack-wait", "30")],
+                    [bg("pub", "publish", subj, "--count",
+                        str(40 * int(dur)), "--rate", "40"),
+                     consume("w", stream, c, "--duration", dur,
+                             "--workers", "1", "--process-ms", "100")],
+                    [tool(*st + ["--max-msgs", "1000000"]), kill("w"),
+                     consume("fix", stream, c, "--duration", dur,
+                             "--workers", "4", "--batch", "10")],
+                    note="max_msgs %d; 40 msg/s published, one worker at "
+                    "100 ms a message (10 msg/s); fix: max_msgs 1,000,000 "
+                    "and 4 workers" % limit, trace=False)
+    if cls == "ACK_NONE_CONSUMER":
+        # A durable consumer with ack policy none is created while the
+        # plugin runs (its CREATED advisory); the fix moves to an explicit
+        # copy and deletes it (its DELETED advisory).
+        return Case(name, stream, c, lang, cls, None,
+                    [tool(*st), tool("publish", subj, "--count", "10")],
+                    [tool("consumer-create", stream, c, "--ack", "none")],
+                    [tool("consumer-create", stream, "c_explicit", "--ack",
+                          "explicit"),
+                     tool("consumer-delete", stream, c)],
+                    note="durable pull consumer created with ack policy none "
+                    "while the plugin runs; fix: an explicit-ack copy, the "
+                    "ack-none consumer deleted",
+                    polled=("nats_lens_seq", "last"), trace=False)
+    if cls == "INTEREST_NO_CONSUMERS":
+        # An interest stream published to at 5 msg/s loses its only
+        # consumer: every later publish is acknowledged and dropped. The fix
+        # creates a consumer again.
+        return Case(name, stream, c, lang, cls, None,
+                    [tool(*st + ["--retention", "interest"]),
+                     tool("consumer-create", stream, c, "--ack-wait", "30"),
+                     bg("pub", "publish", subj, "--count",
+                        str(5 * (int(dur) + 60)), "--rate", "5")],
+                    [tool("consumer-delete", stream, c)],
+                    [tool("consumer-create", stream, "w", "--ack-wait",
+                          "30")],
+                    note="interest-retention stream at 5 msg/s; its only "
+                    "consumer is deleted; fix: a consumer created again",
+                    trace=False)
+    if cls == "PUSH_UNBOUND":
+        # A push consumer whose subscriber (nl-inject, push mode) stops
+        # while messages keep arriving; the plugin waits PushUnboundSeconds
+        # (default 60 s) of polls without a subscriber. The fix starts a
+        # subscriber again.
+        dsub = "dlv." + stream.lower()
+        hold = str(int(40 * d + 160))
+        sub = ["consume", stream, c, "--mode", "push", "--deliver-subject",
+               dsub]
+        return Case(name, stream, c, lang, cls, None,
+                    [tool(*st), tool("consumer-create", stream, c,
+                                     "--deliver-subject", dsub,
+                                     "--ack-wait", "30"),
+                     bg("sub", *sub + ["--duration", hold]),
+                     tool("publish", subj, "--count", "5")],
+                    [kill("sub"), tool("publish", subj, "--count", "10")],
+                    [bg("fix", *sub + ["--duration", dur])],
+                    note="push consumer; its subscriber stops, then 10 "
+                    "messages arrive; detection waits PushUnboundSeconds "
+                    "(60 s, the default) of unbound polls; fix: the "
+                    "subscriber starts again", trace=False)
+    if cls == "STREAM_SINGLE_REPLICA":
+        # An R1 stream created in the cluster; the fix updates it to 3
+        # replicas.
+        return Case(name, stream, c, lang, cls, None, [],
+                    [tool(*stream_args(stream, 1))],
+                    [tool(*stream_args(stream, 3))],
+                    note="stream created with 1 replica in the 3-node "
+                    "cluster; fix: updated to 3 replicas", polled=None,
+                    trace=False)
+    if cls == "CONSUMER_UNOBSERVABLE":
+        # The node holding an R1 stream (and its consumer) is killed; the
+        # fix restarts it. STREAM_SINGLE_REPLICA about the same stream is
+        # right: the stream has one replica by construction. Nothing is
+        # published: on nats-server 2.9.10 the stream comes back empty after
+        # the SIGKILL and the restart, and the plugin rightly reports the
+        # messages as lost (SEQUENCE_GAP), which is not this case's class.
+        return Case(name, stream, c, lang, cls, None,
+                    [tool(*stream_args(stream, 1)),
+                     tool("consumer-create", stream, c, "--ack-wait", "30")],
+                    [node_kill()], [node_restart()],
+                    note="R1 stream with a consumer and no messages; the "
+                    "node holding it is killed (SIGKILL), running alone; "
+                    "fix: the node restarted with its store; "
+                    "STREAM_SINGLE_REPLICA on this R1 stream is right and "
+                    "not counted",
+                    trace=False, allowed=["STREAM_SINGLE_REPLICA"])
+    raise ValueError(cls)
+
+
+def ext_classes(topology):
+    """The classes beyond the five that run on a topology."""
+    return [c for c in EXT_CLASSES
+            if topology == "cluster" or c not in CLUSTER_ONLY]
+
+
+def ext_langs(cls, langs):
+    """The rows of a class: one per language for the faults the consuming
+    application makes, else the single "api" row."""
+    return list(langs) if cls in EXT_CLIENT else ["api"]
 
 
 def boundary_cases(d, replicas, lang="c", tag="B"):

@@ -2,9 +2,15 @@
 # A short run of the evaluation harness (tests/eval/eval.sh, `make eval`):
 # 2 rounds of each class per language (C and Python injectors), single
 # node, 1 s polls, the boundary cases, a 60 s healthy soak and the
-# server-level baseline. Passes only with 100% coverage on every row, every
+# server-level baseline; then 1 round of each single-node class beyond the
+# five (C injector for the faults a consumer makes, nl-inject for the
+# configuration ones). Passes only with 100% coverage on every row, every
 # must-fire boundary case detected, no false positive, the report files
-# written, and the /varz baseline showing no class. About 4 minutes.
+# written, the /varz baseline showing no class, and the advisory-backed
+# classes beyond the five (MAX_DELIVER_EXHAUSTED, ACK_NONE_CONSUMER) raised
+# by their advisory within half a poll interval. About 4 minutes
+# (PUSH_UNBOUND alone waits the plugin's 60 s PushUnboundSeconds). Ports:
+# NL_PORT_EVAL_SHORT (default 14850) and the one above it.
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin eval_short
@@ -12,8 +18,8 @@ OUT="$NL_TMP/results"
 (
   cd "$NL_ROOT" &&
     ROUNDS=${NL_EVAL_SHORT_ROUNDS:-2} INTERVAL=1 LANGS="c py" \
-      TOPOLOGY=single SOAK=60 OUT="$OUT" NL_EVAL_PORT=14850 \
-      timeout 600 tests/eval/eval.sh
+      EXT=1 EXT_ROUNDS=1 EXT_LANGS=c TOPOLOGY=single SOAK=60 OUT="$OUT" \
+      NL_EVAL_PORT=${NL_PORT_EVAL_SHORT:-14850} timeout 600 tests/eval/eval.sh
 ) >"$NL_TMP/eval.out" 2>&1
 rc=$?
 tail -n 3 "$NL_TMP/eval.out" | sed 's/^/# /'
@@ -52,6 +58,34 @@ for b in r["boundary"]:
 for s in r["soak"]:
     n = len(s.get("notifications", []))
     line(n == 0, "soak/" + s["lang"], "%d notifications" % n)
+# The classes beyond the five: one row each; the advisory-backed ones must
+# come from their advisory, well within one poll interval.
+advisory_backed = ("MAX_DELIVER_EXHAUSTED", "ACK_NONE_CONSUMER")
+bound_ms = 0.5 * 1000 * r["interval_s"]
+ext = r.get("rows_ext") or []
+for row in ext:
+    name = "ext/%s/%s" % (row["cls"].lower(), row["lang"])
+    p50 = row["latency_from_injection_ms"]["50"]
+    ok = row["coverage"] == 1.0 and row["other_class_notifications"] == 0 \
+        and row["refired"] == 0 \
+        and row["resolved"] == row["fixed"] == row["rounds"]
+    detail = "%d/%d detected (%s), P50 %s ms, %d/%d resolved, %d other" % (
+        row["detected"], row["rounds"], ", ".join(
+            "%s %d" % kv for kv in sorted(row["sources"].items())) or "-",
+        "-" if p50 is None else "%.0f" % p50, row["resolved"], row["fixed"],
+        row["other_class_notifications"] + row["refired"])
+    if row["cls"] in advisory_backed:
+        adv = row["advisory_values_ms"]
+        ok = ok and row["sources"].get("advisory") == row["rounds"] \
+            and len(adv) == row["rounds"] and max(adv) < bound_ms
+        detail += ", advisory to finding %s ms (bound %.0f)" % (
+            "/".join("%.1f" % v for v in adv) or "-", bound_ms)
+    line(ok, name, detail)
+want = {"MAX_DELIVER_EXHAUSTED", "ACK_ALL_PARALLEL", "RETENTION_RISK",
+        "ACK_NONE_CONSUMER", "INTEREST_NO_CONSUMERS", "PUSH_UNBOUND"}
+got = {row["cls"] for row in ext}
+line(got == want, "ext/rows", "%d classes beyond the five" % len(got)
+     if got == want else "missing %s" % ", ".join(sorted(want - got)))
 base = r.get("baseline") or {}
 classes = [k for k in base if not k.startswith("_")]
 hidden = [k for k in classes if not base[k]["alerting_fields"]]
