@@ -406,6 +406,10 @@ class CaseRunner:
         if st.kind in ("bg", "consume"):
             if st.kind == "bg":
                 cmd = [scenarios.NL_INJECT, "--server", self.url] + st.args
+                # A background publisher goes on through a failed publish
+                # (a node killed mid-run) instead of ending the load.
+                if st.args[:1] == ["publish"]:
+                    cmd.append("--keep-going")
             else:
                 cmd = scenarios.injector_cmd(self.case.lang, self.url) + \
                     st.args
@@ -978,7 +982,7 @@ def main():
             log("%s round %d/%d" % (a.topology, rnd, a.rounds))
             raw["results"] += class_round(env, tracer, rnd, langs,
                                           a.topology)
-        if a.kill_rounds and a.topology == "cluster":
+        if a.kill_rounds and a.rounds > 0 and a.topology == "cluster":
             cl = env.cluster
             for which in ("other", "connected"):
                 plugin_node = connected_node(env)

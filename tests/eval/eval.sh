@@ -13,7 +13,7 @@
 #   LANGS           injector languages among "c go js py" (default all)
 #   TOPOLOGY        single | cluster | both (default single)
 #   CLUSTER_ROUNDS  rounds on the cluster (default ROUNDS / 5, at least 2),
-#                   followed by the two node-kill rounds
+#                   followed by the two node-kill rounds (none when 0)
 #   SOAK            seconds of the healthy soak (default 300)
 #   EXT             1 to run the classes beyond the five (default 1)
 #   EXT_ROUNDS      their rounds per topology (default ROUNDS / 5, at least
