@@ -642,9 +642,10 @@ static void rule_unobservable(audit_run *a, const char *name,
     nl_finding_add(f, "consumer_count", consumer_count);
   nl_finding_add(f, "stream_missing", missing ? 1 : 0);
   snprintf(f->description, sizeof(f->description), "%s",
-           missing ? "the stream was reported missing in the stream list "
-                     "(its leader did not answer): none of its consumers "
-                     "could be read or checked"
+           missing ? "the stream was reported missing in the stream list, "
+                     "or left out of a list short of its total (its servers "
+                     "did not answer): none of its consumers could be read "
+                     "or checked"
                    : "the stream's consumer list could not be read "
                      "completely (consumers missing or offline in the "
                      "reply, or the request failed): those consumers were "

@@ -140,7 +140,8 @@ static bool keep_unlisted(const nl_consumer_state *st, void *arg) {
     ctx->kept++;
     return true;
   }
-  if (nl_snapshot_set_is_missing(ctx->set, st->stream)) {
+  if (nl_snapshot_set_is_missing(ctx->set, st->stream) ||
+      ctx->set->stream_list_short) {
     ctx->kept++;
     return true;
   }
@@ -204,8 +205,12 @@ const nl_finding *nl_engine_stream_finding(nl_engine *e, const char *stream,
   return NULL;
 }
 
-/* Clears the stream-level findings of streams this poll did not list. */
-static void streams_gone(nl_engine *e, const nl_engine_sink *sink, void *ud) {
+/* Clears the stream-level findings of streams this poll did not list, unless
+ * the list was short of its total (those streams are unobservable). */
+static void streams_gone(nl_engine *e, const nl_snapshot_set *set,
+                         const nl_engine_sink *sink, void *ud) {
+  if (set->stream_list_short)
+    return;
   for (size_t i = 0; i < e->n_totals; i++) {
     stream_total *t = &e->totals[i];
     if (t->seen_generation == e->generation)
@@ -283,9 +288,27 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
     if (sink && sink->stream)
       sink->stream(ud, &set->streams[i], t ? t->lost_total : 0);
   }
-  for (size_t i = 0; i < set->n_missing_streams; i++)
-    missing_stream(e, set, i, now_ns, sink, ud);
-  streams_gone(e, sink, ud);
+  /* With a stream list short of its total, the streams of the previous
+   * poll that it left out count as reported missing. */
+  nl_snapshot_set view = *set;
+  char **names = NULL;
+  if (set->stream_list_short &&
+      (names = malloc((set->n_missing_streams + e->n_totals) *
+                      sizeof(*names))) != NULL) {
+    size_t n = 0;
+    for (size_t i = 0; i < set->n_missing_streams; i++)
+      names[n++] = set->missing_streams[i];
+    for (size_t i = 0; i < e->n_totals; i++)
+      if (e->totals[i].seen_generation + 1 == e->generation &&
+          !nl_snapshot_set_is_missing(set, e->totals[i].name))
+        names[n++] = e->totals[i].name;
+    view.missing_streams = names;
+    view.n_missing_streams = n;
+  }
+  for (size_t i = 0; i < view.n_missing_streams; i++)
+    missing_stream(e, &view, i, now_ns, sink, ud);
+  free(names);
+  streams_gone(e, set, sink, ud);
   free(lost);
   free(delivered);
   free(rate);

@@ -58,7 +58,8 @@ typedef struct {
   nl_request_fn request;
   void *ctx;
   nl_poll_stats *stats;
-  int64_t deadline; /* Monotonic; 0: none. */
+  int64_t deadline;    /* Monotonic; 0: none. */
+  uint64_t last_total; /* The "total" of the latest page read. */
 } poll_run;
 
 /* Reads every page of one listing. Returns 0 when all pages were read and
@@ -96,6 +97,7 @@ static int read_listing(poll_run *run, const char *subject, page_parser parse,
     }
     if (page.n_skipped > 0 || page.n_missing > 0)
       rc = 1;
+    run->last_total = page.total;
     /* A clustered server pages through every entry it knows and reports
      * those whose leader did not answer in "missing" instead of the list:
      * the next page starts after both, or it would repeat entries. */
@@ -115,16 +117,75 @@ static int read_listing(poll_run *run, const char *subject, page_parser parse,
   return -1;
 }
 
+typedef struct {
+  const char *name;
+  size_t index;
+} named_index;
+
+static int by_name_then_index(const void *a, const void *b) {
+  const named_index *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  if (c != 0)
+    return c;
+  return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Drops the later copies of streams listed more than once (pages shifted by
+ * streams created, deleted or going offline between requests), keeping the
+ * order. Returns the number dropped. */
+static size_t drop_repeated_streams(nl_snapshot_set *set) {
+  if (set->n_streams < 2)
+    return 0;
+  named_index *order = malloc(set->n_streams * sizeof(*order));
+  bool *repeated = calloc(set->n_streams, sizeof(*repeated));
+  size_t dropped = 0;
+  if (order != NULL && repeated != NULL) {
+    for (size_t i = 0; i < set->n_streams; i++)
+      order[i] = (named_index){set->streams[i].name, i};
+    qsort(order, set->n_streams, sizeof(*order), by_name_then_index);
+    for (size_t i = 1; i < set->n_streams; i++)
+      if (strcmp(order[i].name, order[i - 1].name) == 0)
+        repeated[order[i].index] = true;
+    size_t kept = 0;
+    for (size_t i = 0; i < set->n_streams; i++) {
+      if (repeated[i]) {
+        nl_stream_snap_clear(&set->streams[i]);
+        dropped++;
+      } else {
+        set->streams[kept++] = set->streams[i];
+      }
+    }
+    set->n_streams = kept;
+  }
+  free(order);
+  free(repeated);
+  return dropped;
+}
+
 int nl_poll_run(const nl_poll_config *cfg, nl_request_fn request, void *ctx,
                 nl_snapshot_set *set, nl_poll_stats *stats) {
   memset(stats, 0, sizeof(*stats));
   const char *prefix = cfg->api_prefix ? cfg->api_prefix : "$JS.API";
-  poll_run run = {cfg, request, ctx, stats,
-                  cfg->budget_ns > 0 ? monotonic_ns() + cfg->budget_ns : 0};
+  poll_run run = {cfg,
+                  request,
+                  ctx,
+                  stats,
+                  cfg->budget_ns > 0 ? monotonic_ns() + cfg->budget_ns : 0,
+                  0};
   char subject[2 * NL_NAME_MAX];
   snprintf(subject, sizeof(subject), "%s.STREAM.LIST", prefix);
   if (read_listing(&run, subject, parse_stream_page, 0, set) < 0)
     return -1;
+  drop_repeated_streams(set);
+  /* A clustered server may leave a stream out of both the list and its
+   * "missing" entries (its servers offline) while counting it in the total:
+   * the streams this poll did not see are then unobservable, not gone. */
+  if (run.last_total > set->n_streams + set->n_missing_streams) {
+    set->stream_list_short = true;
+    note_error(stats, "STREAM.LIST",
+               "fewer streams listed than the list's total");
+    stats->streams_incomplete++;
+  }
   /* Keep only the selected streams, in order. */
   size_t kept = 0;
   for (size_t i = 0; i < set->n_streams; i++) {

@@ -123,6 +123,9 @@ typedef struct {
   char **missing_streams;
   size_t n_missing_streams;
   size_t cap_missing_streams;
+  /* STREAM.LIST listed (or reported missing) fewer streams than its total:
+   * a stream not seen in this poll may still exist. */
+  bool stream_list_short;
 } nl_snapshot_set;
 
 /* Appends a zeroed stream or consumer snapshot and returns it, or NULL when

@@ -70,6 +70,7 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_audit_class_names)                                                    \
   X(test_audit_severity_matches_plugin_class)                                  \
   X(test_missing_stream_is_unobservable)                                       \
+  X(test_short_stream_list_keeps_unlisted)                                     \
   X(test_parse_stream_list_missing)                                            \
   X(test_ack_samples_p99)                                                      \
   X(test_created_consumer_refresh)                                             \
@@ -82,6 +83,7 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_poll_pages_past_a_lying_total)                                        \
   X(test_poll_failed_consumer_list_marks_stream_incomplete)                    \
   X(test_poll_pages_count_missing_streams)                                     \
+  X(test_poll_short_stream_list)                                               \
   X(test_poll_never_requests_hostile_subjects)                                 \
   X(test_poll_stream_globs)                                                    \
   X(test_healthy_no_findings)                                                  \

@@ -154,7 +154,8 @@ typedef struct {
   size_t n_consumers;
   char *missing[MAX_OBJ]; /* Streams STREAM.LIST reported missing. */
   size_t n_missing;
-  size_t kept; /* Unlisted consumers the last poll kept. */
+  bool list_short; /* STREAM.LIST was short of its total. */
+  size_t kept;     /* Unlisted consumers the last poll kept. */
   int onsets[NL_CLASS_COUNT];
   int clears[NL_CLASS_COUNT];
   nl_finding last[NL_CLASS_COUNT];
@@ -218,6 +219,7 @@ static void world_poll(world *w) {
   set.n_consumers = w->n_consumers;
   set.missing_streams = w->missing;
   set.n_missing_streams = w->n_missing;
+  set.stream_list_short = w->list_short;
   nl_engine_sink sink = {NULL, NULL, on_transition};
   w->kept = nl_engine_apply(w->engine, &set, w->t, &sink, w);
   w->t += SEC;
@@ -609,6 +611,47 @@ void test_missing_stream_is_unobservable(void) {
   world_poll(&w);
   CHECK(!active_for(&w, "UO", "fast", NL_ACK_NONE_CONSUMER));
   CHECK_EQ_U(w.clears[NL_ACK_NONE_CONSUMER], 1);
+  nl_engine_free(w.engine);
+}
+
+/* A stream left out of a stream list that is short of its total (a
+ * clustered server omits a stream whose servers are all offline) is
+ * unobservable, not deleted: CONSUMER_UNOBSERVABLE fires for it and its
+ * consumers and findings are kept. */
+void test_short_stream_list_keeps_unlisted(void) {
+  world w;
+  world_init(&w, true);
+  nl_stream_snap *uo = add_stream(&w, "UO");
+  uo->cluster = "C1";
+  uo->replicas = 1;
+  add_consumer(&w, 0, "fast")->ack_policy = NL_ACK_NONE;
+  world_poll(&w);
+  CHECK(active_for(&w, "UO", "fast", NL_ACK_NONE_CONSUMER));
+  w.n_streams = 0;
+  w.n_consumers = 0;
+  w.list_short = true;
+  for (int i = 0; i < 3; i++) {
+    world_poll(&w);
+    CHECK_EQ_U(w.kept, 1);
+    CHECK(active_for(&w, "UO", NULL, NL_CONSUMER_UNOBSERVABLE));
+  }
+  CHECK_EQ_U(w.onsets[NL_CONSUMER_UNOBSERVABLE], 1);
+  CHECK(active_for(&w, "UO", "fast", NL_ACK_NONE_CONSUMER));
+  CHECK(active_for(&w, "UO", NULL, NL_STREAM_SINGLE_REPLICA));
+  CHECK_EQ_U(w.clears[NL_ACK_NONE_CONSUMER], 0);
+  CHECK_EQ_U(w.clears[NL_STREAM_SINGLE_REPLICA], 0);
+  /* A complete list without the stream: deleted. */
+  w.list_short = false;
+  world_poll(&w);
+  CHECK_EQ_U(w.kept, 0);
+  CHECK_EQ_U(w.clears[NL_ACK_NONE_CONSUMER], 1);
+  CHECK_EQ_U(w.clears[NL_STREAM_SINGLE_REPLICA], 1);
+  CHECK_EQ_U(w.clears[NL_CONSUMER_UNOBSERVABLE], 1);
+  /* Later short lists say nothing of a stream gone for more than a poll. */
+  w.list_short = true;
+  world_poll(&w);
+  CHECK(!active_for(&w, "UO", NULL, NL_CONSUMER_UNOBSERVABLE));
+  CHECK_EQ_U(w.onsets[NL_CONSUMER_UNOBSERVABLE], 1);
   nl_engine_free(w.engine);
 }
 

@@ -13,6 +13,7 @@ typedef struct {
   bool fail_consumers;      /* CONSUMER.LIST of "BIG" times out. */
   const char *extra_stream; /* A further stream name, may be hostile. */
   bool missing_stream;      /* STREAM.LIST as a cluster with a stream down. */
+  bool offline_stream;      /* The same, GONE left out of both lists. */
   unsigned requests;
   char subjects[64][128];
 } fake_server;
@@ -40,7 +41,8 @@ static int fake_request(void *ctx, const char *subject, const char *payload,
   char item[512];
   size_t len = 0, cap = 0;
   char *buf = NULL;
-  if (strcmp(subject, "$JS.API.STREAM.LIST") == 0 && f->missing_stream) {
+  if (strcmp(subject, "$JS.API.STREAM.LIST") == 0 &&
+      (f->missing_stream || f->offline_stream)) {
     /* A clustered server pages through all stream names, sorted (BIG, GONE,
      * ZED), and reports GONE, whose leader is down, in "missing" instead of
      * "streams"; total counts every stream. */
@@ -50,7 +52,7 @@ static int fake_request(void *ctx, const char *subject, const char *payload,
     bool gone = false, first = true;
     for (unsigned long long i = offset; i < 3; i++) {
       if (strcmp(all[i], "GONE") == 0) {
-        gone = true;
+        gone = !f->offline_stream;
         continue;
       }
       snprintf(item, sizeof(item),
@@ -163,6 +165,24 @@ void test_poll_pages_count_missing_streams(void) {
   CHECK_EQ_U(stats.streams_incomplete, 1);
   /* One stream list page, then one consumer list per listed stream. */
   CHECK_EQ_U(stats.requests, 3);
+  nl_snapshot_set_clear(&set);
+}
+
+void test_poll_short_stream_list(void) {
+  /* GONE is counted in the total but neither listed nor missing: the next
+   * page (offset 2) repeats ZED, which must be listed once, and the poll
+   * says the list was short. */
+  fake_server f = {.n_consumers = 1, .offline_stream = true};
+  nl_poll_config cfg = {0};
+  nl_snapshot_set set = {0};
+  nl_poll_stats stats;
+  CHECK(nl_poll_run(&cfg, fake_request, &f, &set, &stats) == 0);
+  CHECK_EQ_U(set.n_streams, 2);
+  CHECK(strcmp(set.streams[0].name, "BIG") == 0);
+  CHECK(strcmp(set.streams[1].name, "ZED") == 0);
+  CHECK_EQ_U(set.n_missing_streams, 0);
+  CHECK(set.stream_list_short);
+  CHECK_EQ_U(stats.streams_incomplete, 1);
   nl_snapshot_set_clear(&set);
 }
 
