@@ -504,10 +504,22 @@ static int nl_config(oconfig_item_t *ci) {
 typedef struct {
   nl_instance *inst;
   cdtime_t time;
-  /* ConsumerValues "all" sends only what "findings" sends in this poll:
-   * the poll saw more consumers than ConsumerValuesLimit. */
+  /* Per-consumer values are only the class gauges of consumers with a
+   * finding: ConsumerValues "findings", or "all" over ConsumerValuesLimit. */
   bool findings_only;
 } read_ctx;
+
+/* Whether inst sends only the class gauges of consumers with a finding, as
+ * its latest poll decided. */
+static bool findings_only(const nl_instance *inst) {
+  return inst->consumer_values == VALUES_FINDINGS || inst->values_limited;
+}
+
+/* The context of a read (or advisory batch) of inst starting now. */
+static read_ctx read_start(nl_instance *inst) {
+  return (read_ctx){
+      .inst = inst, .time = cdtime(), .findings_only = findings_only(inst)};
+}
 
 /* Builds the plugin_instance "<instance>-<stream>". */
 static void stream_plugin_instance(const nl_instance *inst, const char *stream,
@@ -560,15 +572,13 @@ static void sink_consumer(void *ud, const nl_consumer_snap *c,
   bool any_active = false;
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
     any_active |= st->active[cls] != NULL;
-  bool findings_only =
-      rc->findings_only || rc->inst->consumer_values == VALUES_FINDINGS;
   if (rc->inst->consumer_values == VALUES_NONE ||
-      (findings_only && !any_active))
+      (rc->findings_only && !any_active))
     return;
   char pi[DATA_MAX_NAME_LEN], ti[DATA_MAX_NAME_LEN];
   stream_plugin_instance(rc->inst, s->name, pi, sizeof(pi));
   nl_name_fit(c->name, ti, sizeof(ti));
-  if (findings_only) {
+  if (rc->findings_only) {
     submit_class_gauges(rc, pi, ti, st);
     return;
   }
@@ -723,11 +733,12 @@ static void submit_instance(const read_ctx *rc, double duration,
   submit_gauge(rc, pi, "gauge", "connected", connected ? 1.0 : 0.0);
 }
 
-/* Returns whether ConsumerValuesLimit limits "all" to what "findings"
- * sends in a poll of n_consumers, and logs when that starts or stops. */
-static bool values_findings_only(nl_instance *inst, size_t n_consumers) {
+/* Decides whether ConsumerValuesLimit limits "all" to what "findings"
+ * sends from a poll of n_consumers on (inst->values_limited), and logs when
+ * that starts or stops. */
+static void update_values_limit(nl_instance *inst, size_t n_consumers) {
   if (inst->consumer_values != VALUES_ALL)
-    return false;
+    return;
   bool limited = inst->consumer_values_limit > 0 &&
                  n_consumers > inst->consumer_values_limit;
   if (limited && !inst->values_limited)
@@ -743,7 +754,6 @@ static bool values_findings_only(nl_instance *inst, size_t n_consumers) {
                     "again.",
          inst->name, n_consumers, inst->consumer_values_limit);
   inst->values_limited = limited;
-  return limited;
 }
 
 /* Reports a poll that saw nothing: every consumer held is unobservable this
@@ -789,8 +799,7 @@ static void refresh_created(nl_instance *inst, const nl_advisory *a) {
   char err[512];
   if (nl_advfetch_consumer(nl_transport_request, inst->transport, a->stream,
                            a->consumer, &set, err, sizeof(err)) == 0) {
-    read_ctx rc = {
-        .inst = inst, .time = cdtime(), .findings_only = inst->values_limited};
+    read_ctx rc = read_start(inst);
     nl_engine_sink sink = {NULL, NULL, sink_transition};
     pthread_mutex_lock(&inst->engine_lock);
     nl_http_lock(inst->http);
@@ -816,8 +825,7 @@ static void feed_advisories(void *ud, const nl_advisory *a, size_t n) {
       continue;
     }
     /* The records up to the next CREATED one, under one lock. */
-    read_ctx rc = {
-        .inst = inst, .time = cdtime(), .findings_only = inst->values_limited};
+    read_ctx rc = read_start(inst);
     pthread_mutex_lock(&inst->engine_lock);
     nl_http_lock(inst->http);
     for (; i < n && a[i].kind != NL_ADV_CREATED; i++)
@@ -847,8 +855,7 @@ static void submit_advisory_counts(const read_ctx *rc) {
  * which bounds how late a recovery is seen; see docs/reliability.md). */
 static int nl_read(user_data_t *ud) {
   nl_instance *inst = ud->data;
-  read_ctx rc = {
-      .inst = inst, .time = cdtime(), .findings_only = inst->values_limited};
+  read_ctx rc = read_start(inst);
   char err[512];
   if (nl_transport_connect(inst->transport, err, sizeof(err)) != 0) {
     c_complain(LOG_ERR, &inst->connect_complaint,
@@ -903,7 +910,8 @@ static int nl_read(user_data_t *ud) {
               LOG_PREFIX "Instance \"%s\": polls succeed again.", inst->name);
   poll_state(&rc, false, NULL);
 
-  rc.findings_only = values_findings_only(inst, set.n_consumers);
+  update_values_limit(inst, set.n_consumers);
+  rc.findings_only = findings_only(inst);
   nl_engine_sink sink = {sink_consumer, sink_stream, sink_transition};
   int64_t now_ns = (int64_t)CDTIME_T_TO_NS(rc.time);
   /* Advisories that arrived before this poll go in first (the advisory

@@ -129,7 +129,8 @@ typedef struct {
 } sweep_ctx;
 
 /* Keeps a consumer that was not listed when its stream's consumer list was
- * incomplete this poll: it is unobservable, not gone. */
+ * incomplete this poll, or its stream missing: it is unobservable, not
+ * gone. */
 static bool keep_unlisted(const nl_consumer_state *st, void *arg) {
   sweep_ctx *ctx = arg;
   for (size_t i = 0; i < ctx->set->n_streams; i++) {
@@ -140,8 +141,7 @@ static bool keep_unlisted(const nl_consumer_state *st, void *arg) {
     ctx->kept++;
     return true;
   }
-  if (nl_snapshot_set_is_missing(ctx->set, st->stream) ||
-      ctx->set->stream_list_short) {
+  if (nl_snapshot_set_is_missing(ctx->set, st->stream)) {
     ctx->kept++;
     return true;
   }
@@ -205,12 +205,9 @@ const nl_finding *nl_engine_stream_finding(nl_engine *e, const char *stream,
   return NULL;
 }
 
-/* Clears the stream-level findings of streams this poll did not list, unless
- * the list was short of its total (those streams are unobservable). */
-static void streams_gone(nl_engine *e, const nl_snapshot_set *set,
-                         const nl_engine_sink *sink, void *ud) {
-  if (set->stream_list_short)
-    return;
+/* Clears the stream-level findings of streams this poll did not list and
+ * did not count as missing. */
+static void streams_gone(nl_engine *e, const nl_engine_sink *sink, void *ud) {
   for (size_t i = 0; i < e->n_totals; i++) {
     stream_total *t = &e->totals[i];
     if (t->seen_generation == e->generation)
@@ -226,6 +223,31 @@ static void streams_gone(nl_engine *e, const nl_snapshot_set *set,
       t->active[cls] = NULL;
     }
   }
+}
+
+/* With a stream list short of its total (set->stream_list_short), makes
+ * view's missing streams those of set plus the streams of the previous
+ * poll that the list left out: they are unobservable, not gone. Call after
+ * the listed streams are marked seen. Returns the name array view borrows
+ * (free it after the last use of view), or NULL when nothing was added. */
+static char **with_left_out(const nl_engine *e, const nl_snapshot_set *set,
+                            nl_snapshot_set *view) {
+  if (!set->stream_list_short)
+    return NULL;
+  char **names =
+      malloc((set->n_missing_streams + e->n_totals) * sizeof(*names));
+  if (names == NULL)
+    return NULL;
+  size_t n = 0;
+  for (size_t i = 0; i < set->n_missing_streams; i++)
+    names[n++] = set->missing_streams[i];
+  for (size_t i = 0; i < e->n_totals; i++)
+    if (e->totals[i].seen_generation + 1 == e->generation &&
+        !nl_snapshot_set_is_missing(set, e->totals[i].name))
+      names[n++] = e->totals[i].name;
+  view->missing_streams = names;
+  view->n_missing_streams = n;
+  return names;
 }
 
 /* The publish rate of stream s since the previous poll, or -1. */
@@ -288,32 +310,18 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
     if (sink && sink->stream)
       sink->stream(ud, &set->streams[i], t ? t->lost_total : 0);
   }
-  /* With a stream list short of its total, the streams of the previous
-   * poll that it left out count as reported missing. */
+  /* From here on, the streams a short list left out are missing ones. */
   nl_snapshot_set view = *set;
-  char **names = NULL;
-  if (set->stream_list_short &&
-      (names = malloc((set->n_missing_streams + e->n_totals) *
-                      sizeof(*names))) != NULL) {
-    size_t n = 0;
-    for (size_t i = 0; i < set->n_missing_streams; i++)
-      names[n++] = set->missing_streams[i];
-    for (size_t i = 0; i < e->n_totals; i++)
-      if (e->totals[i].seen_generation + 1 == e->generation &&
-          !nl_snapshot_set_is_missing(set, e->totals[i].name))
-        names[n++] = e->totals[i].name;
-    view.missing_streams = names;
-    view.n_missing_streams = n;
-  }
+  char **names = with_left_out(e, set, &view);
   for (size_t i = 0; i < view.n_missing_streams; i++)
     missing_stream(e, &view, i, now_ns, sink, ud);
-  free(names);
-  streams_gone(e, set, sink, ud);
+  streams_gone(e, sink, ud);
   free(lost);
   free(delivered);
   free(rate);
-  sweep_ctx ctx = {set, sink, ud, 0};
+  sweep_ctx ctx = {&view, sink, ud, 0};
   nl_registry_sweep(e->reg, e->generation, keep_unlisted, report_gone, &ctx);
+  free(names);
   return ctx.kept;
 }
 

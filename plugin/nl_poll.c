@@ -132,13 +132,12 @@ static int by_name_then_index(const void *a, const void *b) {
 
 /* Drops the later copies of streams listed more than once (pages shifted by
  * streams created, deleted or going offline between requests), keeping the
- * order. Returns the number dropped. */
-static size_t drop_repeated_streams(nl_snapshot_set *set) {
+ * order. */
+static void drop_repeated_streams(nl_snapshot_set *set) {
   if (set->n_streams < 2)
-    return 0;
+    return;
   named_index *order = malloc(set->n_streams * sizeof(*order));
   bool *repeated = calloc(set->n_streams, sizeof(*repeated));
-  size_t dropped = 0;
   if (order != NULL && repeated != NULL) {
     for (size_t i = 0; i < set->n_streams; i++)
       order[i] = (named_index){set->streams[i].name, i};
@@ -148,18 +147,15 @@ static size_t drop_repeated_streams(nl_snapshot_set *set) {
         repeated[order[i].index] = true;
     size_t kept = 0;
     for (size_t i = 0; i < set->n_streams; i++) {
-      if (repeated[i]) {
+      if (repeated[i])
         nl_stream_snap_clear(&set->streams[i]);
-        dropped++;
-      } else {
+      else
         set->streams[kept++] = set->streams[i];
-      }
     }
     set->n_streams = kept;
   }
   free(order);
   free(repeated);
-  return dropped;
 }
 
 int nl_poll_run(const nl_poll_config *cfg, nl_request_fn request, void *ctx,

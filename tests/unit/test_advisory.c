@@ -565,19 +565,25 @@ void test_retention_risk_forecast(void) {
   nl_engine_free(w.engine);
 }
 
+/* Sets up w with the R1 stream UO of cluster C1 and its AckNone consumer
+ * "fast", polled once: ACK_NONE_CONSUMER is active. */
+static void world_with_r1_stream(world *w) {
+  world_init(w, true);
+  nl_stream_snap *uo = add_stream(w, "UO");
+  uo->cluster = "C1";
+  uo->replicas = 1;
+  add_consumer(w, 0, "fast")->ack_policy = NL_ACK_NONE;
+  world_poll(w);
+  CHECK(active_for(w, "UO", "fast", NL_ACK_NONE_CONSUMER));
+}
+
 /* A stream that STREAM.LIST reports missing (clustered: its leader did not
  * answer) raises CONSUMER_UNOBSERVABLE; its consumers are kept with their
  * findings and counted, never cleared as deleted; its other stream-level
  * findings hold. Once listed again, the finding clears. */
 void test_missing_stream_is_unobservable(void) {
   world w;
-  world_init(&w, true);
-  nl_stream_snap *uo = add_stream(&w, "UO");
-  uo->cluster = "C1";
-  uo->replicas = 1;
-  add_consumer(&w, 0, "fast")->ack_policy = NL_ACK_NONE;
-  world_poll(&w);
-  CHECK(active_for(&w, "UO", "fast", NL_ACK_NONE_CONSUMER));
+  world_with_r1_stream(&w);
   CHECK(active_for(&w, "UO", NULL, NL_STREAM_SINGLE_REPLICA));
   CHECK(!active_for(&w, "UO", NULL, NL_CONSUMER_UNOBSERVABLE));
   /* The stream is missing: no stream, no consumer listed. */
@@ -620,13 +626,7 @@ void test_missing_stream_is_unobservable(void) {
  * consumers and findings are kept. */
 void test_short_stream_list_keeps_unlisted(void) {
   world w;
-  world_init(&w, true);
-  nl_stream_snap *uo = add_stream(&w, "UO");
-  uo->cluster = "C1";
-  uo->replicas = 1;
-  add_consumer(&w, 0, "fast")->ack_policy = NL_ACK_NONE;
-  world_poll(&w);
-  CHECK(active_for(&w, "UO", "fast", NL_ACK_NONE_CONSUMER));
+  world_with_r1_stream(&w);
   w.n_streams = 0;
   w.n_consumers = 0;
   w.list_short = true;
