@@ -127,7 +127,7 @@ rate_phase() {
       kill "${pids[@]}" 2>/dev/null
       wait "${pids[@]}" 2>/dev/null
     fi
-    echo "{\"topology\":\"rate\",\"streams\":$streams,\"per_stream\":$consumers,\"rate\":$rate,\"achieved_per_s\":$(echo "($s1 - $s0) / ($t1 - $t0)" | bc -l),\"bench\":$line}" >>"$JSON"
+    echo "{\"topology\":\"rate\",\"streams\":$streams,\"per_stream\":$consumers,\"rate\":$rate,\"achieved_per_s\":$(awk -v a="$s0" -v b="$s1" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.1f", (b - a) / (t1 - t0) }'),\"bench\":$line}" >>"$JSON"
   done
 }
 RATES=${NL_BENCH_RATES:-"0 2000 10000"}
