@@ -13,8 +13,9 @@ typedef struct {
   uint64_t offset;
   uint64_t limit;
   size_t n_items;   /* Items in the page, readable or not. */
-  size_t n_skipped; /* Items that could not be read (offline, malformed). */
-  size_t n_missing; /* Names in the "missing" array. */
+  size_t n_skipped; /* Items and "missing" entries that could not be read
+                     * (offline, malformed): at most n_items + n_missing. */
+  size_t n_missing; /* Entries in the "missing" array. */
 } nl_page_info;
 
 /* Return codes of the parse functions. */
