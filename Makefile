@@ -14,7 +14,7 @@ WARN := -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation
 BASE_CFLAGS := -std=gnu11 -fPIC $(WARN) -DNL_VERSION='"$(VERSION)"'
 PLUGIN_CFLAGS := -DHAVE_CONFIG_H -I$(COLLECTD_INC) -I$(COLLECTD_INC)/core \
 	-I$(COLLECTD_INC)/core/daemon
-LIBS := -lnats -ljson-c -lcrypto -lm -lpthread -lmicrohttpd
+LIBS := -lnats -ljson-c -lcrypto -lm -lpthread
 
 BUILD := build
 PLUGIN := plugin/nats_lens.so
@@ -33,9 +33,12 @@ TEST_ENV := NL_BUILD=$(BUILD) NL_PLUGIN=$(abspath $(PLUGIN)) NL_SANITIZE=1 \
 	NL_ASAN_LIB=$(shell $(CC) -print-file-name=libasan.so)
 endif
 
-# nl_http.c (the REST API and dashboard server, libmicrohttpd) is linked
-# into the plugin only, so libnlcore.a and the fuzz targets need neither
-# libmicrohttpd nor the generated dashboard header.
+# nl_http.c (the REST API and dashboard server) is linked into the plugin
+# only, so libnlcore.a and the fuzz targets need neither its header nor the
+# generated dashboard header. Nothing links libmicrohttpd: nl_http.c opens
+# libmicrohttpd.so.12 with dlopen when an instance sets Listen, so a
+# collectd without Listen never maps it or GnuTLS (<microhttpd.h> is still
+# needed to build).
 HTTP_OBJ := $(BUILD)/nl_http.o
 CORE_SRC := $(filter-out plugin/nats_lens.c plugin/nl_http.c,\
 	$(wildcard plugin/nl_*.c))
@@ -146,7 +149,8 @@ endif
 # injected by consumers in C, Go, JavaScript and Python, detection and
 # recovery latency, boundary cases, a healthy soak and the server-level
 # baseline, then the classes beyond the five (EXT=0 skips them, EXT_ROUNDS
-# and EXT_LANGS set their rounds and languages); writes results/eval.md,
+# and EXT_LANGS set their rounds and languages, CLASSES limits the rounds
+# to some of the five classes); writes results/eval.md,
 # results/eval.json and results/eval-latency.png. `make eval ROUNDS=30
 # INTERVAL=3 LANGS="c go js py" TOPOLOGY=single|cluster|both SOAK=300`; a
 # 24 h soak alone:

@@ -20,9 +20,12 @@ apt_install nats-server python3 curl procps
 apt_install graphite-carbon python3-whisper influxdb prometheus iproute2 \
   util-linux libmicrohttpd12 libprotobuf-c1 libgcrypt20
 # Health events, REST API and dashboard (test_events, test_http): the HTTP
-# server library, xxd to embed the dashboard page in the plugin, and
-# headless Chromium to load the page in the dashboard test.
-apt_install libmicrohttpd-dev xxd chromium
+# server library (the header to build; the plugin opens libmicrohttpd.so.12
+# from libmicrohttpd12 at run time when an instance sets Listen), xxd to
+# embed the dashboard page in the plugin, and headless Chromium to load the
+# page in the dashboard test. test_http also builds an empty stand-in
+# library with cc (build-essential, above).
+apt_install libmicrohttpd-dev libmicrohttpd12 xxd chromium
 # nats-lens-check test (test_check): python3 validates the JSON reports,
 # script (bsdutils) gives the check a terminal for the colour test.
 apt_install python3 bsdutils

@@ -14,7 +14,11 @@
 # packaging/debian/changelog must carry the same version. Depends is
 # computed from the ELF files in the package (dpkg-shlibdeps), plus the
 # collectd-core versions whose plugin interface the plugin was built for
-# (those of the installed collectd-dev headers).
+# (those of the installed collectd-dev headers). libmicrohttpd12 is named
+# in packaging/debian/control.in itself: the plugin opens it with dlopen
+# when an instance sets Listen, so dpkg-shlibdeps does not see it (0.9.50
+# is the version its symbols file gives for the six functions the plugin
+# calls).
 set -eu
 umask 022
 cd "$(dirname "$0")/.."

@@ -469,13 +469,21 @@ static int config_instance(oconfig_item_t *ci) {
   if (inst->listen_host != NULL) {
     nl_http_config hc = {inst->listen_host, inst->listen_port, inst->name,
                          inst->engine};
-    if (nl_http_start(&hc, &inst->http, err, sizeof(err)) != 0) {
+    int rc = nl_http_start(&hc, &inst->http, err, sizeof(err));
+    if (rc == NL_HTTP_NO_LIBRARY) {
+      /* Only the listener is lost: the instance polls and notifies. */
+      ERROR(LOG_PREFIX "Instance \"%s\": %s; it polls without the REST API "
+                       "and dashboard.",
+            inst->name, err);
+    } else if (rc != 0) {
       ERROR(LOG_PREFIX "Instance \"%s\": %s.", inst->name, err);
       instance_free(inst);
       return -1;
+    } else {
+      INFO(LOG_PREFIX "Instance \"%s\": REST API and dashboard on "
+                      "http://%s:%s/",
+           inst->name, inst->listen_host, inst->listen_port);
     }
-    INFO(LOG_PREFIX "Instance \"%s\": REST API and dashboard on http://%s:%s/",
-         inst->name, inst->listen_host, inst->listen_port);
   }
   char cb_name[DATA_MAX_NAME_LEN];
   snprintf(cb_name, sizeof(cb_name), PLUGIN_NAME "/%s", inst->name);

@@ -1,10 +1,12 @@
 /* nl_http.c: the optional REST API and dashboard of one instance. */
 #include "nl_http.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +52,83 @@ struct nl_http {
   char last_error[256];
 };
 
+/* libmicrohttpd is not linked into the plugin: it and the GnuTLS chain it
+ * needs would be mapped into every collectd that loads the plugin, Listen
+ * or not. It is opened the first time an instance starts a listener, once
+ * per process, and stays open (its threads run its code until collectd
+ * exits). Only the header's types and constants are used directly; the
+ * functions are called through this table. */
+#define MHD_LIBRARY "libmicrohttpd.so.12"
+
+typedef struct {
+  __typeof__(&MHD_start_daemon) start_daemon;
+  __typeof__(&MHD_stop_daemon) stop_daemon;
+  __typeof__(&MHD_create_response_from_buffer) create_response_from_buffer;
+  __typeof__(&MHD_add_response_header) add_response_header;
+  __typeof__(&MHD_queue_response) queue_response;
+  __typeof__(&MHD_destroy_response) destroy_response;
+} mhd_api;
+
+static mhd_api mhd;
+static bool mhd_loaded;
+static char mhd_error[256];
+static pthread_once_t mhd_once = PTHREAD_ONCE_INIT;
+
+/* dlsym returns an object pointer; POSIX makes it convertible to a function
+ * pointer, which is copied byte for byte below. */
+_Static_assert(sizeof(void *) == sizeof(mhd.start_daemon),
+               "function and object pointers differ in size");
+
+/* The pthread_once routine: opens the library and fills mhd, then sets
+ * mhd_loaded; on failure leaves the library closed and dlerror's text in
+ * mhd_error. */
+static void mhd_load(void) {
+#define MHD_SYMBOL(f)                                                          \
+  { "MHD_" #f, offsetof(mhd_api, f) }
+  static const struct {
+    const char *name;
+    size_t offset;
+  } symbols[] = {MHD_SYMBOL(start_daemon),
+                 MHD_SYMBOL(stop_daemon),
+                 MHD_SYMBOL(create_response_from_buffer),
+                 MHD_SYMBOL(add_response_header),
+                 MHD_SYMBOL(queue_response),
+                 MHD_SYMBOL(destroy_response)};
+#undef MHD_SYMBOL
+  void *lib = dlopen(MHD_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+  if (lib == NULL) {
+    const char *why = dlerror();
+    snprintf(mhd_error, sizeof(mhd_error), "%s", why ? why : "not found");
+    return;
+  }
+  mhd_api api;
+  for (size_t i = 0; i < sizeof(symbols) / sizeof(symbols[0]); i++) {
+    dlerror();
+    void *sym = dlsym(lib, symbols[i].name);
+    if (sym == NULL) {
+      const char *why = dlerror();
+      snprintf(mhd_error, sizeof(mhd_error), "%s",
+               why ? why : "a function is missing");
+      dlclose(lib);
+      return;
+    }
+    memcpy((char *)&api + symbols[i].offset, &sym, sizeof(sym));
+  }
+  mhd = api;
+  mhd_loaded = true;
+}
+
+/* Makes the mhd table usable, loading the library on the first call from
+ * any thread. Returns 0, or -1 with the reason in err; a failure is final
+ * for the process (every later call gives the same reason). */
+static int mhd_open(char *err, size_t errlen) {
+  pthread_once(&mhd_once, mhd_load);
+  if (mhd_loaded)
+    return 0;
+  snprintf(err, errlen, "Listen needs " MHD_LIBRARY ": %s", mhd_error);
+  return -1;
+}
+
 static int64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -60,18 +139,18 @@ static int64_t now_ns(void) {
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
                              const char *type, const void *body, size_t len) {
   struct MHD_Response *r =
-      MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+      mhd.create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
   if (r == NULL)
     return MHD_NO;
-  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-  MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-  MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+  mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  mhd.add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+  mhd.add_response_header(r, "X-Content-Type-Options", "nosniff");
   if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-    MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    mhd.add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
   if (strcmp(type, HTML_TYPE) == 0)
-    MHD_add_response_header(r, "Content-Security-Policy", PAGE_POLICY);
-  enum MHD_Result ret = MHD_queue_response(conn, status, r);
-  MHD_destroy_response(r);
+    mhd.add_response_header(r, "Content-Security-Policy", PAGE_POLICY);
+  enum MHD_Result ret = mhd.queue_response(conn, status, r);
+  mhd.destroy_response(r);
   return ret;
 }
 
@@ -240,6 +319,8 @@ static int listen_on(const char *host, const char *port, char *err,
 int nl_http_start(const nl_http_config *cfg, nl_http **out, char *err,
                   size_t errlen) {
   *out = NULL;
+  if (mhd_open(err, errlen) != 0)
+    return NL_HTTP_NO_LIBRARY;
   nl_http *h = calloc(1, sizeof(*h));
   if (h == NULL || (h->instance = strdup(cfg->instance)) == NULL) {
     free(h);
@@ -258,7 +339,7 @@ int nl_http_start(const nl_http_config *cfg, nl_http **out, char *err,
     nl_http_stop(h);
     return -1;
   }
-  h->daemon = MHD_start_daemon(
+  h->daemon = mhd.start_daemon(
       MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, handle, h,
       MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_CONNECTION_LIMIT,
       (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
@@ -277,7 +358,7 @@ void nl_http_stop(nl_http *h) {
   if (h == NULL)
     return;
   if (h->daemon != NULL)
-    MHD_stop_daemon(h->daemon);
+    mhd.stop_daemon(h->daemon);
   if (h->fd >= 0)
     close(h->fd);
   pthread_mutex_destroy(&h->registry_lock);

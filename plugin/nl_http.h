@@ -22,8 +22,14 @@ typedef struct {
 
 typedef struct nl_http nl_http;
 
-/* Binds host:port and starts serving. Returns 0 and sets *out, or -1 with a
- * one-line reason in err (bad port, address in use, ...). */
+/* Returned by nl_http_start when libmicrohttpd.so.12 cannot be loaded. */
+#define NL_HTTP_NO_LIBRARY (-2)
+
+/* Binds host:port and starts serving. The first call in the process loads
+ * libmicrohttpd.so.12 (the plugin does not link it). Returns 0 and sets
+ * *out; or NL_HTTP_NO_LIBRARY when the library or one of its functions is
+ * missing, or -1 on any other failure (bad port, address in use, ...),
+ * both with a one-line reason in err. */
 int nl_http_start(const nl_http_config *cfg, nl_http **out, char *err,
                   size_t errlen);
 

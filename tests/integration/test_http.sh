@@ -12,7 +12,10 @@
 # DOM must hold the violation card with the class, the fix command and the
 # copy button, the history charts, and the awkward names as text; a
 # screenshot is taken too (kept with NL_KEEP_TMP=1). Bad Listen and prefix
-# options give clear errors.
+# options give clear errors. libmicrohttpd is loaded only with Listen: a
+# collectd polling without it maps neither libmicrohttpd nor GnuTLS, and
+# with an empty stand-in library Listen fails with one clear line while
+# the instance polls and notifies.
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin http
@@ -322,4 +325,67 @@ bad_option summary-interval 'Instance "interval": option SummaryInterval needs a
 NL_TMP=$MAIN_TMP
 nl_check collectd/alive kill -0 "$MAIN_COLLECTD"
 nl_check collectd/still-serving [ "$(fetch final GET /healthz)" = 200 ]
+
+# libmicrohttpd is opened only by an instance that sets Listen (the plugin
+# does not link it): the collectd above maps it and GnuTLS; one polling
+# without Listen maps neither.
+# maps_count PID PATTERN: lines of the process's memory map naming PATTERN.
+maps_count() { grep -c -e "$2" "/proc/$1/maps" 2>/dev/null || true; }
+# polled NAME: the instance's duration-poll CSV holds at least two polls.
+polled() { [ "$(cat "$(nl_csv_file "$1" duration poll)" 2>/dev/null | wc -l)" -ge 3 ]; }
+mhd=$(maps_count "$MAIN_COLLECTD" libmicrohttpd)
+tls=$(maps_count "$MAIN_COLLECTD" libgnutls)
+if [ "${mhd:-0}" -gt 0 ] && [ "${tls:-0}" -gt 0 ]; then
+  nl_pass lazy-library/listen-maps-it "libmicrohttpd $mhd, libgnutls $tls mappings"
+else
+  nl_fail lazy-library/listen-maps-it "libmicrohttpd ${mhd:-?}, libgnutls ${tls:-?} mappings"
+fi
+NL_TMP=$MAIN_TMP/nolisten
+mkdir -p "$NL_TMP"
+if nl_start_collectd "<Instance \"plain\">
+  URL \"nats://127.0.0.1:$PORT\"
+</Instance>" 1 && nl_retry 10 polled plain; then
+  own=$(maps_count "$NL_COLLECTD_PID" nats_lens.so)
+  mhd=$(maps_count "$NL_COLLECTD_PID" libmicrohttpd)
+  tls=$(maps_count "$NL_COLLECTD_PID" libgnutls)
+  if [ "${own:-0}" -gt 0 ] && [ "$mhd" = 0 ] && [ "$tls" = 0 ]; then
+    nl_pass lazy-library/no-listen-no-map "polling; nats_lens.so $own, libmicrohttpd 0, libgnutls 0 mappings"
+  else
+    nl_fail lazy-library/no-listen-no-map "nats_lens.so ${own:-?}, libmicrohttpd ${mhd:-?}, libgnutls ${tls:-?} mappings"
+  fi
+else
+  nl_fail lazy-library/no-listen-no-map "collectd without Listen did not poll"
+fi
+kill "$NL_COLLECTD_PID" 2>/dev/null
+
+# A libmicrohttpd.so.12 without its functions (an empty shared object found
+# first through LD_LIBRARY_PATH): Listen fails with one clear error line,
+# and the instance still polls and notifies.
+NL_TMP=$MAIN_TMP/nolib
+mkdir -p "$NL_TMP/lib"
+cc -shared -o "$NL_TMP/lib/libmicrohttpd.so.12" -x c /dev/null
+SAVED_WRAPPER=${NL_COLLECTD_WRAPPER:-}
+NL_COLLECTD_WRAPPER="env LD_LIBRARY_PATH=$NL_TMP/lib $SAVED_WRAPPER"
+nl_start_collectd "<Instance \"nolib\">
+  URL \"nats://127.0.0.1:$PORT\"
+  Listen \"127.0.0.1\" \"$((HTTP + 1))\"
+</Instance>" 1 >/dev/null 2>&1
+NL_COLLECTD_WRAPPER=$SAVED_WRAPPER
+line="nats_lens plugin: Instance \"nolib\": Listen needs libmicrohttpd.so.12: $NL_TMP/lib/libmicrohttpd.so.12: undefined symbol: MHD_start_daemon; it polls without the REST API and dashboard."
+if nl_wait_notification 10 "type_instance = MAX_PENDING_THROTTLE" "MP/stuck" \
+  >/dev/null && nl_retry 5 polled nolib; then
+  nl_pass lazy-library/missing-polls "polls and notifies without the library"
+else
+  nl_fail lazy-library/missing-polls "no poll or notification: $(tail -n 3 "$NL_TMP/collectd.log" 2>/dev/null)"
+fi
+n=$(grep -cF -e "$line" "$NL_TMP/collectd.log" 2>/dev/null)
+if [ "${n:-0}" = 1 ]; then
+  nl_pass lazy-library/missing-error "$line"
+else
+  nl_fail lazy-library/missing-error "$n lines '$line': $(grep nolib "$NL_TMP/collectd.log" | head -n 3)"
+fi
+nl_check lazy-library/missing-no-listener [ "$(curl -s -o /dev/null -w '%{http_code}' \
+  --max-time 2 "http://127.0.0.1:$((HTTP + 1))/healthz")" = 000 ]
+kill "$NL_COLLECTD_PID" 2>/dev/null
+NL_TMP=$MAIN_TMP
 nl_end

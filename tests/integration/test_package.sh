@@ -170,6 +170,13 @@ if [ -z "$missing" ]; then
 else
   nl_fail deb/depends "not in Depends:$missing (Depends: $DEPENDS)"
 fi
+# The plugin opens libmicrohttpd.so.12 with dlopen (Listen), so no NEEDED
+# entry names it: Depends must name its package all the same.
+case ", $DEPENDS," in
+*", libmicrohttpd12 "* | *", libmicrohttpd12,"*)
+  nl_pass deb/depends-dlopen "libmicrohttpd12 (opened for Listen)" ;;
+*) nl_fail deb/depends-dlopen "libmicrohttpd12 not in Depends: $DEPENDS" ;;
+esac
 nl_check deb/md5sums sh -c "cd '$X' && md5sum --quiet -c DEBIAN/md5sums"
 nl_check deb/conffile grep -qx "$DROPIN" "$X/DEBIAN/conffiles"
 for f in usr/lib/collectd/nats_lens.so usr/share/collectd/nats_lens.types.db \
