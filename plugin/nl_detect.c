@@ -10,6 +10,7 @@
 void nl_detect_params_default(nl_detect_params *p) {
   p->ack_wait_min_intervals = 2;
   p->ack_wait_min_redeliveries = 2;
+  p->ack_wait_min_share = 0.25;
   p->nak_storm_min_redeliveries = 3;
   p->nak_storm_intervals = 2;
   p->missing_progress_factor = 2.0;
@@ -149,32 +150,43 @@ static bool detect_nak_storm(const nl_consumer_state *st,
 typedef struct {
   unsigned intervals;    /* Polled intervals that saw them. */
   uint64_t redeliveries; /* Their sum. */
+  uint64_t deliveries;   /* All deliveries in the same intervals. */
   int64_t newest_ns;     /* Poll time of the newest, 0 when none. */
   int64_t span_ns;       /* Newest minus oldest. */
   int64_t max_gap_ns;    /* Longest time between two of them. */
+  int64_t window_ns;     /* How far back they were collected. */
+  /* They recur (in several intervals, spread over more than one delay)
+   * and the newest is recent: the consumer's processing keeps outlasting
+   * the redelivery delay. */
+  bool recurring;
+  /* Redeliveries among the deliveries of those intervals: the share of
+   * work that outlasts the delay. */
+  double share;
 } expiry_rounds;
 
-/* Collects the redeliveries, within the window, that ack_wait expiry
- * explains, that happened while the consumer was acking, and that do not
- * belong to a stuck period long enough to be MISSING_PROGRESS. */
-static void collect_expiry_rounds(const nl_consumer_state *st, int64_t now_ns,
-                                  int64_t window_ns, int64_t stuck_limit_ns,
-                                  expiry_rounds *r) {
+/* Collects, from the redelivery events within 10 x delay + 3 polls of the
+ * newest sample, the redeliveries that ack_wait expiry explains and that
+ * happened while the consumer was acking, and judges whether they recur.
+ * Leaves r zeroed (not recurring) when the history is too short. */
+static void collect_expiry_rounds(const nl_consumer_state *st,
+                                  const nl_consumer_snap *c,
+                                  const nl_detect_params *p, expiry_rounds *r) {
   memset(r, 0, sizeof(*r));
+  const nl_sample *s0 = nl_state_sample(st, 0);
+  const nl_sample *s1 = nl_state_sample(st, 1);
+  int64_t delay = nl_consumer_redelivery_delay_ns(c);
+  if (c->ack_policy == NL_ACK_NONE || s1 == NULL || delay <= 0)
+    return;
+  /* Expiry rounds recur about once per processing cycle, which can be
+   * several times ack_wait: look back 10 x delay for a repeat. */
+  int64_t dt = s0->t_ns - s1->t_ns;
+  r->window_ns = 10 * delay + 3 * dt;
   int64_t later = 0;
   for (unsigned k = 0;; k++) {
     const nl_redelivery_event *e = nl_state_event(st, k);
-    if (e == NULL || now_ns - e->t_ns > window_ns)
+    if (e == NULL || s0->t_ns - e->t_ns > r->window_ns)
       break;
     if (e->beyond_expiry || !e->while_acking)
-      continue;
-    /* Redeliveries of a message left behind belong to MISSING_PROGRESS once
-     * the floor stood long enough for it (or stands that long now). */
-    int64_t stuck_len = e->stuck_len_ns;
-    if (stuck_len == 0 && e->stuck_since_ns != 0 && st->acked_since_floor &&
-        e->stuck_since_ns == st->stuck_since_ns)
-      stuck_len = now_ns - st->stuck_since_ns;
-    if (e->stuck_since_ns != 0 && stuck_len >= stuck_limit_ns)
       continue;
     if (r->intervals == 0)
       r->newest_ns = e->t_ns;
@@ -183,16 +195,40 @@ static void collect_expiry_rounds(const nl_consumer_state *st, int64_t now_ns,
     later = e->t_ns;
     r->intervals += e->intervals;
     r->redeliveries += e->redeliveries;
+    r->deliveries += e->deliveries;
     r->span_ns = r->newest_ns - e->first_ns;
   }
+  r->share =
+      r->deliveries > 0 ? (double)r->redeliveries / (double)r->deliveries : 1.0;
+  /* Messages orphaned by a crashed worker all expire within one delay of
+   * the crash: only redeliveries recurring over a longer span are the
+   * consumer's own processing outlasting ack_wait. A finding holds while
+   * rounds keep coming at their observed pace. */
+  int64_t hold = 4 * delay + dt;
+  if (r->max_gap_ns + r->max_gap_ns / 2 > hold)
+    hold = r->max_gap_ns + r->max_gap_ns / 2;
+  r->recurring = r->intervals >= p->ack_wait_min_intervals &&
+                 r->redeliveries >= p->ack_wait_min_redeliveries &&
+                 r->span_ns > delay + dt && s0->t_ns - r->newest_ns <= hold;
 }
 
-/* MISSING_PROGRESS: one message outstanding across ack_wait expiries
- * (floor standing at least factor x delay, with redeliveries) while later
- * messages are acked. */
+/* True when the recurring expiry redeliveries are the few long tasks of
+ * MISSING_PROGRESS rather than the general slowness of
+ * ACK_WAIT_VIOLATION. */
+static bool few_redelivered(const expiry_rounds *r, const nl_detect_params *p) {
+  return r->share < p->ack_wait_min_share;
+}
+
+/* MISSING_PROGRESS: a few long tasks run past the redelivery delay without
+ * in-progress acks while most messages are acked in time. Either the floor
+ * has stood at least factor x delay with redeliveries while later messages
+ * were acked, or expiry redeliveries recur and are a small share of the
+ * deliveries (long tasks overlapping, so the floor moves from one to the
+ * next). */
 static bool detect_missing_progress(const nl_consumer_state *st,
                                     const nl_consumer_snap *c,
-                                    const nl_detect_params *p, nl_finding *f) {
+                                    const nl_detect_params *p,
+                                    const expiry_rounds *r, nl_finding *f) {
   const nl_sample *s0 = nl_state_sample(st, 0);
   int64_t delay = nl_consumer_redelivery_delay_ns(c);
   if (c->ack_policy == NL_ACK_NONE || s0 == NULL || delay <= 0)
@@ -200,16 +236,18 @@ static bool detect_missing_progress(const nl_consumer_state *st,
   double limit = p->missing_progress_factor * (double)delay;
   int64_t stuck = s0->t_ns - st->stuck_since_ns;
   int64_t pinned = s0->t_ns - st->floor_since_ns;
+  bool few = r->intervals == 0 || few_redelivered(r, p);
   bool now_stuck = st->acked_since_floor && st->redelivered_since_floor > 0 &&
-                   (double)stuck >= limit;
+                   (double)stuck >= limit && few;
+  bool long_tasks = r->recurring && few;
   /* Long tasks come one after another: when one finishes, the finding holds
    * for one more limit while the next may be building up. */
   bool grace = st->active[NL_MISSING_PROGRESS] != NULL &&
                st->last_stuck_end_ns > 0 &&
                (double)(s0->t_ns - st->last_stuck_end_ns) <= limit;
-  if (!now_stuck && !grace)
+  if (!now_stuck && !long_tasks && !grace)
     return false;
-  if (!now_stuck) {
+  if (!now_stuck && !long_tasks) {
     *f = *st->active[NL_MISSING_PROGRESS]; /* Keep the last evidence. */
     return true;
   }
@@ -220,17 +258,29 @@ static bool detect_missing_progress(const nl_consumer_state *st,
   nl_finding_add(f, "ack_wait_s", seconds(c->ack_wait_ns));
   nl_finding_add(f, "redeliveries_while_stuck",
                  (double)st->redelivered_since_floor);
+  nl_finding_add(f, "redeliveries", (double)r->redeliveries);
+  nl_finding_add(f, "redelivered_share", r->share);
   nl_finding_add(f, "num_ack_pending", (double)c->num_ack_pending);
   nl_finding_add(f, "num_redelivered", (double)c->num_redelivered);
   nl_finding_add(f, "recommended_ack_wait_s", rec);
-  snprintf(f->description, sizeof(f->description),
-           "stream sequence %" PRIu64 " has been outstanding for %.0f s (%.1fx "
-           "ack_wait %.0f s) and was redelivered %" PRIu64
-           " times while later messages were acked: a long task is running "
-           "without in-progress acks, so it executes again in parallel",
-           c->ack_floor_stream_seq + 1, seconds(pinned),
-           (double)pinned / (double)delay, seconds(c->ack_wait_ns),
-           st->redelivered_since_floor);
+  if (now_stuck)
+    snprintf(f->description, sizeof(f->description),
+             "stream sequence %" PRIu64 " has been outstanding for %.0f s "
+             "(%.1fx ack_wait %.0f s) and was redelivered %" PRIu64
+             " times while later messages were acked: a long task is "
+             "running without in-progress acks, so it executes again in "
+             "parallel",
+             c->ack_floor_stream_seq + 1, seconds(pinned),
+             (double)pinned / (double)delay, seconds(c->ack_wait_ns),
+             st->redelivered_since_floor);
+  else
+    snprintf(f->description, sizeof(f->description),
+             "%" PRIu64 " redeliveries by ack_wait expiry in %.0f s, %.0f%% "
+             "of the deliveries, while the other messages were acked in "
+             "time: long tasks run past ack_wait %.0f s without in-progress "
+             "acks, so they execute again in parallel",
+             r->redeliveries, seconds(r->window_ns), 100 * r->share,
+             seconds(c->ack_wait_ns));
   nl_detect_ack_wait_fix(c, rec, f->fix_command, sizeof(f->fix_command));
   snprintf(f->recommendation, sizeof(f->recommendation),
            "send in-progress acks (+WPI, msg.InProgress()) at least every "
@@ -241,50 +291,22 @@ static bool detect_missing_progress(const nl_consumer_state *st,
   return true;
 }
 
-/* ACK_WAIT_VIOLATION: expiry-driven redeliveries in several intervals of the
- * window while acks keep arriving (the consumer is alive). */
+/* ACK_WAIT_VIOLATION: expiry-driven redeliveries recur while acks keep
+ * arriving (the consumer is alive), and they are a large share of the
+ * deliveries (most messages outlast the redelivery delay). */
 static bool detect_ack_wait(const nl_consumer_state *st,
                             const nl_consumer_snap *c,
-                            const nl_detect_params *p, nl_finding *f) {
-  const nl_sample *s0 = nl_state_sample(st, 0);
-  const nl_sample *s1 = nl_state_sample(st, 1);
-  int64_t delay = nl_consumer_redelivery_delay_ns(c);
-  if (c->ack_policy == NL_ACK_NONE || s1 == NULL || delay <= 0)
+                            const nl_detect_params *p, const expiry_rounds *r,
+                            nl_finding *f) {
+  if (!r->recurring || few_redelivered(r, p))
     return false;
-  /* While the floor stands with later messages acked and redeliveries, the
-   * case is MISSING_PROGRESS until the floor moves (at most factor x delay
-   * later); do not name it ACK_WAIT_VIOLATION first. */
-  if (st->active[NL_ACK_WAIT_VIOLATION] == NULL && st->acked_since_floor &&
-      st->redelivered_since_floor > 0)
-    return false;
-  /* Expiry rounds recur about once per processing cycle, which can be
-   * several times ack_wait: look back 10 x delay for a repeat. */
-  int64_t dt = s0->t_ns - s1->t_ns;
-  int64_t window = 10 * delay + 3 * dt;
-  expiry_rounds r;
-  collect_expiry_rounds(st, s0->t_ns, window,
-                        (int64_t)(p->missing_progress_factor * (double)delay),
-                        &r);
-  /* Messages orphaned by a crashed worker all expire within one delay of
-   * the crash: only redeliveries recurring over a longer span are the
-   * consumer's own processing outlasting ack_wait. The finding holds while
-   * rounds keep coming at their observed pace. */
-  int64_t hold = 4 * delay + dt;
-  if (r.max_gap_ns + r.max_gap_ns / 2 > hold)
-    hold = r.max_gap_ns + r.max_gap_ns / 2;
-  if (r.intervals < p->ack_wait_min_intervals ||
-      r.redeliveries < p->ack_wait_min_redeliveries ||
-      r.span_ns <= delay + dt || s0->t_ns - r.newest_ns > hold)
-    return false;
-  uint64_t redeliveries = r.redeliveries;
-  unsigned intervals = r.intervals;
-  int64_t span = r.span_ns;
   double rec = recommend_ack_wait_s(st, c);
   finding_init(f, NL_ACK_WAIT_VIOLATION);
-  nl_finding_add(f, "redeliveries", (double)redeliveries);
-  nl_finding_add(f, "intervals_with_redeliveries", (double)intervals);
-  nl_finding_add(f, "window_s", seconds(window));
-  nl_finding_add(f, "recurring_over_s", seconds(span));
+  nl_finding_add(f, "redeliveries", (double)r->redeliveries);
+  nl_finding_add(f, "intervals_with_redeliveries", (double)r->intervals);
+  nl_finding_add(f, "window_s", seconds(r->window_ns));
+  nl_finding_add(f, "recurring_over_s", seconds(r->span_ns));
+  nl_finding_add(f, "redelivered_share", r->share);
   nl_finding_add(f, "ack_wait_s", seconds(c->ack_wait_ns));
   nl_finding_add(f, "num_ack_pending", (double)c->num_ack_pending);
   nl_finding_add(f, "num_redelivered", (double)c->num_redelivered);
@@ -292,10 +314,12 @@ static bool detect_ack_wait(const nl_consumer_state *st,
   nl_finding_add(f, "recommended_ack_wait_s", rec);
   snprintf(f->description, sizeof(f->description),
            "%" PRIu64 " redeliveries by ack_wait expiry in %u polls within "
-           "%.0f s while the consumer keeps acking: processing takes longer "
-           "than ack_wait %.1f s, so messages still being worked on are "
-           "delivered again (duplicate execution)",
-           redeliveries, intervals, seconds(window), seconds(c->ack_wait_ns));
+           "%.0f s (%.0f%% of the deliveries) while the consumer keeps "
+           "acking: processing takes longer than ack_wait %.1f s, so "
+           "messages still being worked on are delivered again (duplicate "
+           "execution)",
+           r->redeliveries, r->intervals, seconds(r->window_ns), 100 * r->share,
+           seconds(c->ack_wait_ns));
   nl_detect_ack_wait_fix(c, rec, f->fix_command, sizeof(f->fix_command));
   snprintf(f->recommendation, sizeof(f->recommendation),
            "ack_wait %.0f s: 1.5x the longest time a message was seen "
@@ -421,12 +445,14 @@ void nl_detect_consumer(const nl_consumer_state *st, const nl_consumer_snap *c,
                         bool active[NL_CLASS_COUNT],
                         nl_finding out[NL_CLASS_COUNT]) {
   active[NL_NAK_STORM] = detect_nak_storm(st, c, p, &out[NL_NAK_STORM]);
+  expiry_rounds rounds;
+  collect_expiry_rounds(st, c, p, &rounds);
   active[NL_MISSING_PROGRESS] =
       !active[NL_NAK_STORM] &&
-      detect_missing_progress(st, c, p, &out[NL_MISSING_PROGRESS]);
+      detect_missing_progress(st, c, p, &rounds, &out[NL_MISSING_PROGRESS]);
   active[NL_ACK_WAIT_VIOLATION] =
       !active[NL_NAK_STORM] && !active[NL_MISSING_PROGRESS] &&
-      detect_ack_wait(st, c, p, &out[NL_ACK_WAIT_VIOLATION]);
+      detect_ack_wait(st, c, p, &rounds, &out[NL_ACK_WAIT_VIOLATION]);
   active[NL_SEQUENCE_GAP] =
       detect_sequence_gap(st, c, s, &out[NL_SEQUENCE_GAP]);
   active[NL_MAX_PENDING_THROTTLE] =

@@ -15,6 +15,10 @@ typedef struct {
    * polled intervals within the window, adding up to at least this many. */
   unsigned ack_wait_min_intervals;
   unsigned ack_wait_min_redeliveries;
+  /* ACK_WAIT_VIOLATION when those redeliveries are at least this share of
+   * all deliveries in their intervals (most work outlasts ack_wait);
+   * MISSING_PROGRESS below it (a few long tasks). */
+  double ack_wait_min_share;
   /* NAK_STORM: redeliveries beyond expiry, at least this many per interval,
    * in this many consecutive intervals with the ack floor standing. */
   unsigned nak_storm_min_redeliveries;

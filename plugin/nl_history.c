@@ -130,6 +130,11 @@ static void state_reset(nl_consumer_state *st, int64_t created_ns) {
 
 static uint64_t sat_sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
+/* Returns a + b, saturating at UINT32_MAX. */
+static uint32_t sat_add32(uint32_t a, uint64_t b) {
+  return b >= (uint64_t)(UINT32_MAX - a) ? UINT32_MAX : a + (uint32_t)b;
+}
+
 /* Counts messages the consumer lost to eviction between prev (may be NULL)
  * and cur, and records the known sequence range. See docs/detectors.md,
  * SEQUENCE_GAP. */
@@ -182,18 +187,6 @@ static void account_loss(nl_consumer_state *st, const nl_sample *prev,
   st->lost_total += lost;
 }
 
-/* Records the length of the stuck period that just ended in the events
- * that happened during it. */
-static void close_stuck_period(nl_consumer_state *st, int64_t now_ns) {
-  for (unsigned k = 0;; k++) {
-    nl_redelivery_event *e = (nl_redelivery_event *)nl_state_event(st, k);
-    if (e == NULL)
-      break;
-    if (e->stuck_since_ns == st->stuck_since_ns && e->stuck_len_ns == 0)
-      e->stuck_len_ns = now_ns - st->stuck_since_ns;
-  }
-}
-
 /* Fills the interval fields of cur from prev and updates running figures. */
 static void account_interval(nl_consumer_state *st, const nl_sample *prev,
                              nl_sample *cur, const nl_consumer_snap *c,
@@ -227,30 +220,26 @@ static void account_interval(nl_consumer_state *st, const nl_sample *prev,
     bool while_acking =
         st->last_ack_change_ns > 0 &&
         now_ns - st->last_ack_change_ns <= delay + (cur->t_ns - prev->t_ns);
-    int64_t stuck_since = st->acked_since_floor ? st->stuck_since_ns : 0;
     nl_redelivery_event *e = (nl_redelivery_event *)nl_state_event(st, 0);
     if (e == NULL || now_ns - e->first_ns > delay / 4 ||
         e->beyond_expiry != cur->beyond_expiry ||
-        e->while_acking != while_acking ||
-        e->stuck_since_ns != stuck_since || e->intervals == UINT16_MAX) {
+        e->while_acking != while_acking || e->intervals == UINT16_MAX) {
       e = &st->events[st->n_events % NL_EVENTS_LEN];
       memset(e, 0, sizeof(*e));
       e->beyond_expiry = cur->beyond_expiry;
       e->while_acking = while_acking;
-      e->stuck_since_ns = stuck_since;
       e->first_ns = now_ns;
       st->n_events++;
     }
     e->t_ns = now_ns;
-    e->redeliveries += cur->redeliveries;
+    e->redeliveries = sat_add32(e->redeliveries, cur->redeliveries);
+    e->deliveries = sat_add32(e->deliveries, dc);
     e->intervals++;
   }
   /* The floor "stands" while it keeps its value with work outstanding. */
   if (cur->floor_moved || cur->num_ack_pending == 0) {
-    if (st->acked_since_floor) {
-      close_stuck_period(st, now_ns);
+    if (st->acked_since_floor)
       st->last_stuck_end_ns = now_ns;
-    }
     st->floor_since_ns = now_ns;
     st->acked_since_floor = false;
     st->stuck_since_ns = 0;

@@ -42,16 +42,15 @@ typedef struct {
   int64_t t_ns;     /* Poll time of the latest interval in the slot. */
   int64_t first_ns; /* Poll time of the first. */
   uint32_t redeliveries;
+  /* All deliveries in the same intervals, new and repeated (the rise of
+   * delivered.consumer_seq): the share of redeliveries among them tells
+   * most messages outlasting ack_wait from a few long tasks. Saturates. */
+  uint32_t deliveries;
   uint16_t intervals;
   bool beyond_expiry;
   /* Acks arrived within one redelivery delay (plus the interval) before
    * this poll: the consumer was alive when these redeliveries happened. */
   bool while_acking;
-  /* When later messages were acked past a standing floor at the time: the
-   * start of that stuck period, and its length once the floor moved on
-   * (0 while it lasts). */
-  int64_t stuck_since_ns;
-  int64_t stuck_len_ns;
 } nl_redelivery_event;
 
 typedef struct nl_consumer_state {

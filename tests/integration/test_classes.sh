@@ -124,19 +124,16 @@ expect_only() {
 # Detection. Bounds (polls after the signal is first visible in the API):
 #   SEQUENCE_GAP, MAX_PENDING_THROTTLE: 1 (a level, seen on the next poll);
 #   NAK_STORM: 3 (two intervals beyond expiry, plus the poll in progress);
-#   ACK_WAIT_VIOLATION: after expiry redeliveries repeat more than
+#   ACK_WAIT_VIOLATION: 3 after expiry redeliveries repeat more than
 #     ack_wait + one poll after the first round (a crashed worker's orphans
-#     expire within one ack_wait, so one round alone proves nothing).
-#     Usually 1 or 2 polls; but while the ack floor stands with later
-#     messages acked and redeliveries since, the detector leaves the case
-#     to MISSING_PROGRESS, and with four workers acking out of order that
-#     can hold for many polls (13 and 21 seen on 2026-11-30, see
-#     docs/detectors.md): the bound is 25 polls, inside the 45 s watch;
-#   MISSING_PROGRESS: 2 x ack_wait + 2 (the floor must stand 2 x ack_wait).
+#     expire within one ack_wait, so one round alone proves nothing); 1
+#     poll in every run measured on 2026-11-30;
+#   MISSING_PROGRESS: 2 x ack_wait + 2 (the floor stands 2 x ack_wait, or
+#     the second round of redeliveries of overlapping long tasks).
 expect_class SEQUENCE_GAP FAILURE GAP slow 'first > sseq + 1' 1
 expect_class MAX_PENDING_THROTTLE WARNING MP stuck 'ackp >= 5 && pend > 0' 1
 expect_class NAK_STORM WARNING NAK poison 'dcds > 0' 3
-expect_class ACK_WAIT_VIOLATION FAILURE AW proc 'rep' 25
+expect_class ACK_WAIT_VIOLATION FAILURE AW proc 'rep' 3
 expect_class MISSING_PROGRESS FAILURE LONG task 'dcds > 0' 6
 
 # Fixes.

@@ -97,6 +97,8 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_nak_storm_needs_two_intervals)                                        \
   X(test_transient_nak_is_not_a_storm)                                         \
   X(test_missing_progress_long_task)                                           \
+  X(test_overlapping_long_tasks_are_missing_progress)                          \
+  X(test_slow_processing_with_standing_floor_is_ack_wait)                      \
   X(test_max_pending_throttle)                                                 \
   X(test_max_pending_boundaries)                                               \
   X(test_sequence_gap_never_acked)                                             \

@@ -323,24 +323,35 @@ void test_transient_nak_is_not_a_storm(void) {
   sim_free(&s);
 }
 
+/* ack_wait 2 s, 100 messages delivered and acked, and a first poll. */
+static void long_task_init(sim *s) {
+  sim_init(s);
+  s->consumer.ack_wait_ns = 2 * SEC;
+  healthy_step(s, 100);
+  s->consumer.ack_floor_stream_seq = 100;
+  sim_poll(s);
+}
+
+/* One poll in which n new messages are delivered and acked past the floor
+ * and `again` long tasks are redelivered by expiry. */
+static void long_task_step(sim *s, unsigned n, unsigned again,
+                           uint32_t ack_pending) {
+  nl_consumer_snap *c = &s->consumer;
+  c->delivered_stream_seq += n;
+  c->delivered_consumer_seq += n + again;
+  c->ack_last_ns = s->t - SEC / 10;
+  c->num_ack_pending = ack_pending;
+  c->num_redelivered = ack_pending / 2;
+  sim_poll(s);
+}
+
 void test_missing_progress_long_task(void) {
   /* ack_wait 2 s; stream sequence 101 is a long task without in-progress
    * acks: redelivered every 2 s while later messages are acked. */
   sim s;
-  sim_init(&s);
-  nl_consumer_snap *c = &s.consumer;
-  c->ack_wait_ns = 2 * SEC;
-  healthy_step(&s, 100);
-  c->ack_floor_stream_seq = 100;
-  sim_poll(&s);
-  for (int i = 0; i < 8; i++) {
-    c->delivered_stream_seq += 5;
-    c->delivered_consumer_seq += 5 + (i % 2); /* The stuck message again. */
-    c->ack_last_ns = s.t - SEC / 10;
-    c->num_ack_pending = 2;
-    c->num_redelivered = 1;
-    sim_poll(&s);
-  }
+  long_task_init(&s);
+  for (int i = 0; i < 8; i++)
+    long_task_step(&s, 5, i % 2, 2);
   CHECK(sim_active(&s, NL_MISSING_PROGRESS));
   CHECK(!sim_active(&s, NL_ACK_WAIT_VIOLATION));
   CHECK(!sim_active(&s, NL_NAK_STORM));
@@ -349,17 +360,76 @@ void test_missing_progress_long_task(void) {
   CHECK_EQ_U(s.first_onset_poll[NL_MISSING_PROGRESS], 6);
   CHECK_EQ_U(
       nl_finding_get(&s.last[NL_MISSING_PROGRESS], "stuck_stream_seq", 0), 101);
-  /* The task finishes: the floor moves on. The finding holds for one more
-   * 2 x ack_wait in case the next long task is building up, then clears. */
+  /* The task finishes: the floor moves on. The finding holds while the
+   * next long task may be building up (2 x ack_wait after the floor moved,
+   * and 4 x ack_wait + one poll after the last expiry round), then
+   * clears. */
   healthy_step(&s, 5);
   sim_poll(&s);
   CHECK(sim_active(&s, NL_MISSING_PROGRESS));
-  for (int i = 0; i < 5; i++) {
+  int polls_to_clear = 1;
+  while (sim_active(&s, NL_MISSING_PROGRESS) && polls_to_clear < 30) {
     healthy_step(&s, 5);
     sim_poll(&s);
+    polls_to_clear++;
   }
   CHECK(!sim_active(&s, NL_MISSING_PROGRESS));
+  CHECK(polls_to_clear <= 10);
+  CHECK(!sim_active(&s, NL_ACK_WAIT_VIOLATION));
   CHECK_EQ_U(s.clears[NL_MISSING_PROGRESS], 1);
+  sim_free(&s);
+}
+
+void test_overlapping_long_tasks_are_missing_progress(void) {
+  /* ack_wait 2 s, 30 messages a second, a long task every 3 s that runs
+   * 7 s: the floor moves from one long task to the next every 3 s, so no
+   * single stuck period reaches 2 x ack_wait, but expiry redeliveries
+   * recur as a small share of the deliveries. That is MISSING_PROGRESS,
+   * never ACK_WAIT_VIOLATION. */
+  sim s;
+  long_task_init(&s);
+  for (int i = 0; i < 20; i++) {
+    if (i % 3 == 2) /* The oldest long task finished. */
+      s.consumer.ack_floor_stream_seq += 90;
+    long_task_step(&s, 30, i % 2, 4);
+  }
+  CHECK(sim_active(&s, NL_MISSING_PROGRESS));
+  CHECK_EQ_U(s.onsets[NL_ACK_WAIT_VIOLATION], 0);
+  CHECK(s.first_onset_poll[NL_MISSING_PROGRESS] <= 7);
+  const nl_finding *f = &s.last[NL_MISSING_PROGRESS];
+  CHECK(nl_finding_get(f, "redelivered_share", 1) < 0.05);
+  sim_free(&s);
+}
+
+void test_slow_processing_with_standing_floor_is_ack_wait(void) {
+  /* ack_wait 2 s, workers each taking 4 s, acking out of order: the floor
+   * stands for 8 s at a time with later messages acked. Every message is
+   * delivered twice, so redeliveries are half the deliveries: that is
+   * ACK_WAIT_VIOLATION, named as soon as a second round shows, and never
+   * MISSING_PROGRESS. */
+  sim s;
+  sim_init(&s);
+  nl_consumer_snap *c = &s.consumer;
+  c->ack_wait_ns = 2 * SEC;
+  healthy_step(&s, 1);
+  sim_poll(&s);
+  for (int i = 0; i < 16; i++) {
+    /* Each second one new message and one redelivered; the floor moves
+     * only every 8 s although later messages are acked every poll. */
+    c->delivered_stream_seq += 1;
+    c->delivered_consumer_seq += 2;
+    if (i % 8 == 7)
+      c->ack_floor_stream_seq += 8;
+    c->ack_last_ns = s.t - SEC / 10;
+    c->num_ack_pending = 4;
+    c->num_redelivered = 2;
+    sim_poll(&s);
+  }
+  CHECK(sim_active(&s, NL_ACK_WAIT_VIOLATION));
+  CHECK(s.first_onset_poll[NL_ACK_WAIT_VIOLATION] <= 6);
+  CHECK_EQ_U(s.onsets[NL_MISSING_PROGRESS], 0);
+  CHECK(nl_finding_get(&s.last[NL_ACK_WAIT_VIOLATION], "redelivered_share",
+                       0) >= 0.4);
   sim_free(&s);
 }
 
