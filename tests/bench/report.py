@@ -125,8 +125,9 @@ def main():
         lines.append("Resident memory of collectd with the plugin minus collectd without it, split into "
                      "anonymous memory (heap and stacks: the plugin's per-consumer history, its threads, "
                      "and with `ConsumerValues all` collectd's value cache) and mapped library files "
-                     "(libnats, OpenSSL, json-c, libmicrohttpd with GnuTLS: shared with every other "
-                     "process that maps them, and the same at any size).")
+                     "(libnats, OpenSSL, json-c: shared with every other process that maps them, and "
+                     "the same at any size; libmicrohttpd and GnuTLS are loaded only when an instance "
+                     "sets Listen, which the benchmark does not).")
         lines.append("")
         lines.append("| consumers | anonymous, ConsumerValues none | library files | anonymous, ConsumerValues all |")
         lines.append("|---:|---:|---:|---:|")

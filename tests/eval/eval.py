@@ -11,6 +11,7 @@ collectd with tests/lib.sh and passes their addresses here:
       --instance NAME --out RAW.json [--soak SECONDS] [--boundary]
       [--baseline] [--kill-rounds] [--work DIR] [--ext-rounds N]
       [--ext-langs "c py"] [--ext-classes "CLASS ..."]
+      [--classes "CLASS ..."]
 
 Times: injection and fix are taken by this driver when it starts the step;
 the signal is the first 0.25 s trace of CONSUMER.INFO (and STREAM.INFO)
@@ -31,7 +32,8 @@ notification in the log (read every 0.2 s).
 
 With --ext-rounds N the classes beyond the five (scenarios.EXT_CLASSES)
 run N rounds after the rounds of the five (phase "ext"), the node-kill
-case of CONSUMER_UNOBSERVABLE alone at the end.
+case of CONSUMER_UNOBSERVABLE alone at the end. With --classes only the
+named classes of the five run, in the rounds and in the baseline.
 """
 
 import argparse
@@ -780,9 +782,9 @@ def snapshot_delta(a, b):
             and not any(k.split(".", 1)[1].startswith(v) for v in VOLATILE)}
 
 
-def baseline_phase(env, tracer, rounds_tag="V"):
-    """Runs a healthy control and then each class alone on the quiet server
-    (C injector), taking /varz and /jsz just before the injection and just
+def baseline_phase(env, tracer, classes, rounds_tag="V"):
+    """Runs a healthy control and then each class of classes alone on the
+    quiet server (C injector), taking /varz and /jsz just before the injection and just
     after detection (for the control: after the same observation). Returns
     one record per class: the fields that changed, those that changed only
     under the fault, and whether a server-level rule could see the
@@ -806,7 +808,7 @@ def baseline_phase(env, tracer, rounds_tag="V"):
     CaseRunner(env, tracer, control, {"phase": "baseline"},
                hooks(rec)).run()
     healthy = snapshot_delta(rec.get("before", {}), rec.get("after", {}))
-    for cls in CLASSES:
+    for cls in classes:
         case = scenarios.class_case(cls, "c", 0, env.d, env.replicas,
                                     tag=rounds_tag)
         rec = {}
@@ -885,10 +887,13 @@ class Cluster:
         return False
 
 
-def class_round(env, tracer, rnd, langs, label, tag="E", on_injected=None):
+def class_round(env, tracer, rnd, langs, classes, label, tag="E",
+                on_injected=None):
+    """One round of the given classes of the five in every language, all
+    at once; returns their results."""
     cases, metas = [], []
     for lang in langs:
-        for cls in CLASSES:
+        for cls in classes:
             cases.append(scenarios.class_case(cls, lang, rnd, env.d,
                                               env.replicas, tag=tag))
             metas.append({"phase": "classes", "round": rnd, "class": cls,
@@ -943,7 +948,15 @@ def main():
     ap.add_argument("--ext-classes", default=None,
                     help="only these classes beyond the five (for a quick "
                     "look at one)")
+    ap.add_argument("--classes", default=None,
+                    help="only these of the five classes, in the rounds "
+                    "and the baseline (default: all five)")
     a = ap.parse_args()
+    classes = a.classes.split() if a.classes else CLASSES
+    bad = [c for c in classes if c not in CLASSES]
+    if bad:
+        ap.error("unknown class %s (one of %s)" % (
+            ", ".join(bad), " ".join(CLASSES)))
     signal.signal(signal.SIGTERM, stop_started)
     signal.signal(signal.SIGINT, stop_started)
     env = Env(a)
@@ -958,7 +971,8 @@ def main():
         env.cluster = Cluster(env, [int(p) for p in a.pids.split(",")])
     started = time.time()
     raw = {"topology": a.topology, "interval_s": env.d, "rounds": a.rounds,
-           "langs": langs, "soak_s": a.soak, "started": started,
+           "langs": langs, "classes": classes, "soak_s": a.soak,
+           "started": started,
            "ext_rounds": a.ext_rounds, "ext_langs": ext_langs,
            "results": [], "baseline": None}
     try:
@@ -980,7 +994,7 @@ def main():
         side_thread.start()
         for rnd in range(1, a.rounds + 1):
             log("%s round %d/%d" % (a.topology, rnd, a.rounds))
-            raw["results"] += class_round(env, tracer, rnd, langs,
+            raw["results"] += class_round(env, tracer, rnd, langs, classes,
                                           a.topology)
         if a.kill_rounds and a.rounds > 0 and a.topology == "cluster":
             cl = env.cluster
@@ -1008,7 +1022,7 @@ def main():
                 def do_kill(v=victim):
                     log("killing node n%d" % (v + 1))
                     cl.kill(v)
-                res = class_round(env, tracer, rnd, langs, label,
+                res = class_round(env, tracer, rnd, langs, classes, label,
                                   tag="K", on_injected=do_kill)
                 for r in res:
                     r["killed_node"] = victim
@@ -1038,7 +1052,7 @@ def main():
                 raw["results"] += ext_round(env, tracer, rnd, ext_langs,
                                             True, only)
         if a.baseline and env.monitor:
-            raw["baseline"] = baseline_phase(env, tracer)
+            raw["baseline"] = baseline_phase(env, tracer, classes)
     finally:
         tracer.stop = True
         env.watcher.stop = True

@@ -11,6 +11,9 @@
 #   ROUNDS          rounds per class and language, single node (default 30)
 #   INTERVAL        poll interval in seconds (default 3, the reference's)
 #   LANGS           injector languages among "c go js py" (default all)
+#   CLASSES         which of the five classes the rounds and the baseline
+#                   run (default all five), such as "ACK_WAIT_VIOLATION
+#                   MISSING_PROGRESS"
 #   TOPOLOGY        single | cluster | both (default single)
 #   CLUSTER_ROUNDS  rounds on the cluster (default ROUNDS / 5, at least 2),
 #                   followed by the two node-kill rounds (none when 0)
@@ -31,6 +34,7 @@ ROOT=$PWD
 ROUNDS=${ROUNDS:-30}
 INTERVAL=${INTERVAL:-3}
 LANGS=${LANGS:-c go js py}
+CLASSES=${CLASSES:-}
 TOPOLOGY=${TOPOLOGY:-single}
 CLUSTER_ROUNDS=${CLUSTER_ROUNDS:-$((ROUNDS / 5 > 2 ? ROUNDS / 5 : 2))}
 SOAK=${SOAK:-300}
@@ -74,10 +78,12 @@ done
 mkdir -p "$OUT/tmp"
 raws=()
 flags=(--ext-rounds "$EXT_ROUNDS" --ext-langs "$EXT_LANGS")
+[ -n "$CLASSES" ] && flags+=(--classes "$CLASSES")
 [ "$BOUNDARY" = 1 ] && flags+=(--boundary)
 if [ "$TOPOLOGY" = single ] || [ "$TOPOLOGY" = both ]; then
   echo "== eval: single node, $ROUNDS rounds, interval $INTERVAL s," \
-    "langs: $LANGS; $EXT_ROUNDS rounds of the classes beyond the five"
+    "langs: $LANGS, classes: ${CLASSES:-all five};" \
+    "$EXT_ROUNDS rounds of the classes beyond the five"
   extra=()
   [ "$BASELINE" = 1 ] && extra+=(--baseline)
   tests/eval/run_topology.sh single "$OUT/tmp/$NAME-single.json" \

@@ -356,6 +356,13 @@ def ext_args(raws):
     return out
 
 
+def classes_arg(raws):
+    """The CLASSES make variable of a run of some of the five classes, for
+    the command line in the report ("" when all five ran)."""
+    cls = raws[0].get("classes") or CLASSES
+    return "" if cls == CLASSES else " CLASSES=\"%s\"" % " ".join(cls)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "results"))
@@ -387,9 +394,9 @@ def main():
            "| | |", "|---|---|",
            "| date | %s |" % date,
            "| commit | %s |" % git_commit(),
-           "| command | `make eval ROUNDS=%d INTERVAL=%g LANGS=\"%s\" "
+           "| command | `make eval ROUNDS=%d INTERVAL=%g LANGS=\"%s\"%s "
            "TOPOLOGY=%s SOAK=%d%s` |" % (
-               rounds, d, " ".join(langs),
+               rounds, d, " ".join(langs), classes_arg(raws),
                "both" if len(raws) > 1 else raws[0]["topology"],
                max(raw.get("soak_s", 0) for raw in raws), ext_args(raws)),
            "| rounds per class and language | %d (single node) |" % rounds,
@@ -420,6 +427,8 @@ def main():
         rows = [r for lang in langs for r in groups.get((labels[0], cls,
                                                          lang), [])] \
             if labels else []
+        if labels and not rows:
+            continue  # A class left out of this run (CLASSES).
         s = summarise(rows, d)
         headline[cls] = {k: v for k, v in s.items() if k != "inj_values_ms"}
         li = s["latency_from_injection_ms"]
