@@ -14,7 +14,14 @@ typedef struct {
   uint32_t seen_generation;
   nl_ext_stream_prev prev;
   nl_finding *active[NL_CLASS_COUNT]; /* Stream-level classes only. */
+  unsigned unobservable_polls; /* Consecutive polls that could not see it. */
 } stream_total;
+
+/* Polls in a row a stream must stay unobservable before
+ * CONSUMER_UNOBSERVABLE is raised: a leader election after a server is lost
+ * hides an R3 stream for one poll at most, and is not worth a warning. Its
+ * consumers are counted unobservable (and kept) from the first poll. */
+#define NL_UNOBSERVABLE_POLLS 2
 
 struct nl_engine {
   nl_registry *reg;
@@ -112,13 +119,21 @@ static void update_held(nl_finding **held_set, const char *stream,
   }
 }
 
-/* Brings st->active in line with this poll's detection, reporting each
- * change. */
-static void update_findings(nl_consumer_state *st, const bool *active,
-                            nl_finding *found, int64_t now_ns,
-                            const nl_engine_sink *sink, void *ud) {
-  update_held(st->active, st->stream, st->name, 0, NL_CLASS_COUNT - 1, active,
-              found, now_ns, sink, ud);
+/* Brings the findings of classes first..last of st in line with this
+ * detection, reporting each change. st's findings array is made writable
+ * only when a class is active (most consumers never have a finding); out of
+ * memory, the onsets wait for a later poll. */
+static void update_consumer(nl_consumer_state *st, int first, int last,
+                            const bool *active, nl_finding *found,
+                            int64_t now_ns, const nl_engine_sink *sink,
+                            void *ud) {
+  bool any = false;
+  for (int cls = first; cls <= last; cls++)
+    any |= active[cls];
+  nl_finding **held = any ? nl_state_findings(st) : st->active;
+  if (held != NULL)
+    update_held(held, st->stream, st->name, first, last, active, found, now_ns,
+                sink, ud);
 }
 
 typedef struct {
@@ -156,6 +171,20 @@ static void report_gone(nl_consumer_state *st, void *arg) {
                             false, "consumer deleted");
 }
 
+/* Counts the polls in a row in which stream t was unobservable and holds
+ * back a new CONSUMER_UNOBSERVABLE until NL_UNOBSERVABLE_POLLS of them. */
+static void debounce_unobservable(stream_total *t, bool *active) {
+  if (!active[NL_CONSUMER_UNOBSERVABLE]) {
+    t->unobservable_polls = 0;
+    return;
+  }
+  if (t->unobservable_polls < NL_UNOBSERVABLE_POLLS)
+    t->unobservable_polls++;
+  if (t->unobservable_polls < NL_UNOBSERVABLE_POLLS &&
+      t->active[NL_CONSUMER_UNOBSERVABLE] == NULL)
+    active[NL_CONSUMER_UNOBSERVABLE] = false;
+}
+
 /* Detects the stream-level classes of stream i (state t) and reports
  * transitions and the stream's classes. */
 static void stream_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
@@ -166,6 +195,7 @@ static void stream_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
   nl_finding found[NL_CLASS_COUNT];
   nl_ext_detect_stream(set, i, &t->prev, delivered_delta, t->active, &e->params,
                        &e->scratch, &e->audit, active, found);
+  debounce_unobservable(t, active);
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
     if (nl_class_is_stream(cls))
       update_held(t->active, t->name, NL_STREAM_FINDING_CONSUMER, cls, cls,
@@ -189,6 +219,7 @@ static void missing_stream(nl_engine *e, const nl_snapshot_set *set, size_t i,
   nl_finding found[NL_CLASS_COUNT];
   nl_ext_detect_missing_stream(set, i, &e->params, &e->scratch, &e->audit,
                                active, found);
+  debounce_unobservable(t, active);
   update_held(t->active, t->name, NL_STREAM_FINDING_CONSUMER,
               NL_CONSUMER_UNOBSERVABLE, NL_CONSUMER_UNOBSERVABLE, active, found,
               now_ns, sink, ud);
@@ -213,6 +244,7 @@ static void streams_gone(nl_engine *e, const nl_engine_sink *sink, void *ud) {
     if (t->seen_generation == e->generation)
       continue;
     t->prev.have_prev = false;
+    t->unobservable_polls = 0;
     for (int cls = 0; cls < NL_CLASS_COUNT; cls++) {
       if (t->active[cls] == NULL)
         continue;
@@ -289,7 +321,7 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
     nl_ext_poll ctx = {set, i, rate ? rate[c->stream_index] : -1, &e->scratch,
                        &e->audit};
     nl_ext_detect_consumer(st, c, s, &e->params, &ctx, now_ns, active, found);
-    update_findings(st, active, found, now_ns, sink, ud);
+    update_consumer(st, 0, NL_CLASS_COUNT - 1, active, found, now_ns, sink, ud);
     if (lost != NULL)
       lost[c->stream_index] += st->lost_last;
     const nl_sample *s0 = nl_state_sample(st, 0), *s1 = nl_state_sample(st, 1);
@@ -389,8 +421,7 @@ bool nl_engine_advisory(nl_engine *e, const nl_advisory *a, int64_t now_ns,
     if (cls != NL_MAX_DELIVER_EXHAUSTED && cls != NL_NAK_STORM)
       continue;
     if (active[cls])
-      update_held(st->active, st->stream, st->name, cls, cls, active, found,
-                  now_ns, sink, ud);
+      update_consumer(st, cls, cls, active, found, now_ns, sink, ud);
   }
   return true;
 }
@@ -416,10 +447,10 @@ bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
   nl_finding found[NL_CLASS_COUNT];
   nl_ext_poll ctx = {set, 0, -1, &e->scratch, &e->audit};
   nl_ext_detect_config(st, &ctx, &e->params, active, found);
-  update_held(st->active, st->stream, st->name, NL_ACK_NONE_CONSUMER,
-              NL_ACK_NONE_CONSUMER, active, found, now_ns, sink, ud);
-  update_held(st->active, st->stream, st->name, NL_ACK_ALL_PARALLEL,
-              NL_ACK_ALL_PARALLEL, active, found, now_ns, sink, ud);
+  update_consumer(st, NL_ACK_NONE_CONSUMER, NL_ACK_NONE_CONSUMER, active, found,
+                  now_ns, sink, ud);
+  update_consumer(st, NL_ACK_ALL_PARALLEL, NL_ACK_ALL_PARALLEL, active, found,
+                  now_ns, sink, ud);
   return true;
 }
 

@@ -34,9 +34,26 @@ nl_registry *nl_registry_create(void) {
   return reg;
 }
 
+/* The findings array of every consumer that never had a finding. Never
+ * written: nl_state_findings() replaces it before a finding is stored. */
+static nl_finding *const no_findings[NL_CLASS_COUNT];
+
+nl_finding **nl_state_findings(nl_consumer_state *st) {
+  if (st->active != (nl_finding **)no_findings)
+    return st->active;
+  nl_finding **a = calloc(NL_CLASS_COUNT, sizeof(*a));
+  if (a != NULL)
+    st->active = a;
+  return a;
+}
+
 static void state_free(nl_consumer_state *st) {
-  for (int i = 0; i < NL_CLASS_COUNT; i++)
-    free(st->active[i]);
+  if (st->active != (nl_finding **)no_findings) {
+    for (int i = 0; i < NL_CLASS_COUNT; i++)
+      free(st->active[i]);
+    free(st->active);
+  }
+  free(st->events);
   free(st->ext);
   free(st); /* The names live in the same allocation. */
 }
@@ -101,7 +118,7 @@ const nl_sample *nl_state_sample(const nl_consumer_state *st, unsigned k) {
 const nl_redelivery_event *nl_state_event(const nl_consumer_state *st,
                                           unsigned k) {
   unsigned held = st->n_events < NL_EVENTS_LEN ? st->n_events : NL_EVENTS_LEN;
-  if (k >= held)
+  if (k >= held || st->events == NULL)
     return NULL;
   return &st->events[(st->n_events - 1 - k) % NL_EVENTS_LEN];
 }
@@ -187,6 +204,32 @@ static void account_loss(nl_consumer_state *st, const nl_sample *prev,
   st->lost_total += lost;
 }
 
+/* Adds the redeliveries of the interval that ended at cur (dc deliveries in
+ * all) to the newest redelivery slot when alike, or to a new slot. Out of
+ * memory for the slots, the interval goes unrecorded. */
+static void record_redeliveries(nl_consumer_state *st, const nl_sample *cur,
+                                uint64_t dc, bool while_acking, int64_t delay,
+                                int64_t now_ns) {
+  nl_redelivery_event *e = (nl_redelivery_event *)nl_state_event(st, 0);
+  if (e == NULL || now_ns - e->first_ns > delay / 4 ||
+      e->beyond_expiry != cur->beyond_expiry ||
+      e->while_acking != while_acking || e->intervals == UINT16_MAX) {
+    if (st->events == NULL &&
+        (st->events = calloc(NL_EVENTS_LEN, sizeof(*st->events))) == NULL)
+      return;
+    e = &st->events[st->n_events % NL_EVENTS_LEN];
+    memset(e, 0, sizeof(*e));
+    e->beyond_expiry = cur->beyond_expiry;
+    e->while_acking = while_acking;
+    e->first_ns = now_ns;
+    st->n_events++;
+  }
+  e->t_ns = now_ns;
+  e->redeliveries = sat_add32(e->redeliveries, cur->redeliveries);
+  e->deliveries = sat_add32(e->deliveries, dc);
+  e->intervals++;
+}
+
 /* Fills the interval fields of cur from prev and updates running figures. */
 static void account_interval(nl_consumer_state *st, const nl_sample *prev,
                              nl_sample *cur, const nl_consumer_snap *c,
@@ -220,21 +263,7 @@ static void account_interval(nl_consumer_state *st, const nl_sample *prev,
     bool while_acking =
         st->last_ack_change_ns > 0 &&
         now_ns - st->last_ack_change_ns <= delay + (cur->t_ns - prev->t_ns);
-    nl_redelivery_event *e = (nl_redelivery_event *)nl_state_event(st, 0);
-    if (e == NULL || now_ns - e->first_ns > delay / 4 ||
-        e->beyond_expiry != cur->beyond_expiry ||
-        e->while_acking != while_acking || e->intervals == UINT16_MAX) {
-      e = &st->events[st->n_events % NL_EVENTS_LEN];
-      memset(e, 0, sizeof(*e));
-      e->beyond_expiry = cur->beyond_expiry;
-      e->while_acking = while_acking;
-      e->first_ns = now_ns;
-      st->n_events++;
-    }
-    e->t_ns = now_ns;
-    e->redeliveries = sat_add32(e->redeliveries, cur->redeliveries);
-    e->deliveries = sat_add32(e->deliveries, dc);
-    e->intervals++;
+    record_redeliveries(st, cur, dc, while_acking, delay, now_ns);
   }
   /* The floor "stands" while it keeps its value with work outstanding. */
   if (cur->floor_moved || cur->num_ack_pending == 0) {
@@ -274,6 +303,7 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
       return NULL;
     st->stream = (char *)(st + 1);
     st->name = st->stream + ls;
+    st->active = (nl_finding **)no_findings;
     memcpy(st->stream, c->stream, ls);
     memcpy(st->name, c->name, ln);
     st->hash = key_hash(c->stream, c->name);

@@ -66,7 +66,9 @@ typedef struct nl_consumer_state {
   nl_sample ring[NL_HISTORY_LEN];
   unsigned newest; /* Index of the newest sample in ring. */
   unsigned count;  /* Samples held (at most NL_HISTORY_LEN). */
-  nl_redelivery_event events[NL_EVENTS_LEN];
+  /* NL_EVENTS_LEN slots (owned), allocated at the first redelivery: most
+   * consumers never need them. */
+  nl_redelivery_event *events;
   unsigned n_events; /* Events recorded since reset (newest at
                         (n_events - 1) % NL_EVENTS_LEN). */
 
@@ -87,7 +89,10 @@ typedef struct nl_consumer_state {
   uint64_t redelivered_since_floor;
   int64_t longest_pin_ns; /* Longest time the floor stood with work pending. */
 
-  nl_finding *active[NL_CLASS_COUNT]; /* Active findings (owned), or NULL. */
+  /* Active findings by class (owned), or NULL. Until the consumer's first
+   * finding this points to one read-only array of NULLs shared by all
+   * consumers; nl_state_findings() gives a writable array. */
+  nl_finding **active;
   /* What the classes beyond the five keep (nl_detect_ext.h; owned, one
    * allocation without pointers), or NULL until one needs it. */
   struct nl_ext_state *ext;
@@ -132,6 +137,11 @@ void nl_registry_sweep(nl_registry *reg, uint32_t gen,
 /* Returns the k-th newest sample (0 is the newest), or NULL when the history
  * holds fewer than k + 1 samples. */
 const nl_sample *nl_state_sample(const nl_consumer_state *st, unsigned k);
+
+/* Returns st's findings array (st->active) made writable, allocating it on
+ * the first call for st; NULL when memory runs out (st->active is then
+ * still the shared read-only array). */
+nl_finding **nl_state_findings(nl_consumer_state *st);
 
 /* Returns the k-th newest redelivery event, or NULL. */
 const nl_redelivery_event *nl_state_event(const nl_consumer_state *st,

@@ -187,15 +187,17 @@ static int poll_bench(const char *url, int polls, int64_t timeout_ms,
     malloc_trim(0); /* As the plugin does after each poll. */
   }
   long rss_after = proc_status_kb("VmRSS");
+  struct mallinfo2 mi = mallinfo2();
   printf("{\"polls\":%d,\"consumers\":%llu,\"requests_per_poll\":%llu,"
          "\"bytes_per_poll\":%llu,\"wall_ms_median\":%.2f,"
          "\"cpu_ms_median\":%.2f,\"apply_ms_median\":%.2f,"
          "\"rss_kb_before\":%ld,\"rss_kb_after\":%ld,\"hwm_kb\":%ld,"
-         "\"errors\":%llu}\n",
+         "\"heap_in_use_kb\":%zu,\"errors\":%llu}\n",
          polls, (unsigned long long)consumers, (unsigned long long)requests,
          (unsigned long long)bytes, median(wall, polls), median(cpu, polls),
          median(parse_apply, polls), rss_before, rss_after,
-         proc_status_kb("VmHWM"), (unsigned long long)errors);
+         proc_status_kb("VmHWM"), mi.uordblks / 1024,
+         (unsigned long long)errors);
   free(wall);
   free(cpu);
   free(parse_apply);

@@ -51,6 +51,7 @@ def main():
             "cpu_ms": med("cpu_ms_median"),
             "apply_ms": med("apply_ms_median"),
             "bench_rss_growth_kb": med("rss_kb_after") - med("rss_kb_before"),
+            "heap_in_use_kb": med("heap_in_use_kb") if "heap_in_use_kb" in b[0] else None,
             "errors": sum(x["errors"] for x in b),
         }
         row["cpu_ms_per_1000"] = row["cpu_ms"] / consumers * 1000
@@ -91,16 +92,18 @@ def main():
                  "20 messages each, durable pull consumers. Each figure is the median of "
                  "the per-poll medians of several runs (the machine is shared and noisy).")
     lines.append("")
-    lines.append("| topology | consumers | requests/poll (ours) | requests/poll (reference 1+S(2+C)) | ratio | bytes/poll | wall ms/poll | CPU ms/poll | CPU ms per 1,000 consumers | plugin memory growth | collectd RSS growth, ConsumerValues none | collectd RSS growth, ConsumerValues all |")
-    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    lines.append("| topology | consumers | requests/poll (ours) | requests/poll (reference 1+S(2+C)) | ratio | bytes/poll | wall ms/poll | CPU ms/poll | CPU ms per 1,000 consumers | plugin memory growth | plugin heap in use (per consumer) | collectd RSS growth, ConsumerValues none | collectd RSS growth, ConsumerValues all |")
+    lines.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in table:
         growth = f"{r['collectd_rss_growth_kb'] / 1024:.1f} MB" if "collectd_rss_growth_kb" in r else "-"
         growth_none = f"{r['collectd_rss_growth_none_kb'] / 1024:.1f} MB" if "collectd_rss_growth_none_kb" in r else "-"
         plugin_mem = f"{r['bench_rss_growth_kb'] / 1024:.1f} MB"
+        heap = (f"{r['heap_in_use_kb'] / 1024:.1f} MB ({r['heap_in_use_kb'] * 1024 / r['consumers']:,.0f} B)"
+                if r.get("heap_in_use_kb") is not None else "-")
         lines.append(
             f"| {r['topology']} ({r['streams']} streams) | {r['consumers']:,} | {r['requests_per_poll']:.0f} | "
             f"{r['reference_requests_per_poll']:,} | {r['request_ratio']:.0f}x | {r['bytes_per_poll'] / 1024:,.0f} KiB | "
-            f"{r['wall_ms']:.1f} | {r['cpu_ms']:.1f} | {r['cpu_ms_per_1000']:.2f} | {plugin_mem} | {growth_none} | {growth} |")
+            f"{r['wall_ms']:.1f} | {r['cpu_ms']:.1f} | {r['cpu_ms_per_1000']:.2f} | {plugin_mem} | {heap} | {growth_none} | {growth} |")
     lines.append("")
     lines.append("Reference figures (the research monitor, as published): one CONSUMER.INFO request per "
                  f"consumer, about {REF_REQ_PER_S_AT_5000_5S:,} requests/s at 5,000 consumers with a 5 s poll, "
@@ -159,7 +162,8 @@ def main():
                  "is the whole poll (requests, parsing, history and detectors); CPU is the process CPU "
                  "time of the poll; plugin memory growth is the resident memory the poll path adds in "
                  "the benchmark driver (`build/nl-bench`: the plugin's code without collectd, that is "
-                 "the per-consumer history and what a poll leaves behind); collectd RSS growth is the "
+                 "the per-consumer history and what a poll leaves behind), and of it the heap in use "
+                 "after the last poll (malloc's count of live bytes: the history itself); collectd RSS growth is the "
                  "resident memory of collectd with the plugin after several polls (Interval 5) minus "
                  "the same collectd without it (both run collectd's `load` plugin, so that collectd's own read "
                  "and write threads are in both). With `ConsumerValues all` (the default) each consumer "

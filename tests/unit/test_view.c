@@ -243,7 +243,9 @@ void test_view_history(void) {
 void test_view_health_words(void) {
   CHECK(strcmp(nl_view_health(NULL), "ok") == 0);
   nl_consumer_state st;
+  nl_finding *held[NL_CLASS_COUNT] = {NULL};
   memset(&st, 0, sizeof(st));
+  st.active = held;
   nl_finding warn = {.cls = NL_NAK_STORM, .severity = NL_SEVERITY_WARNING};
   nl_finding crit = {.cls = NL_SEQUENCE_GAP, .severity = NL_SEVERITY_CRITICAL};
   CHECK(strcmp(nl_view_health(&st), "ok") == 0);
