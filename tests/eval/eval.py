@@ -974,7 +974,7 @@ def main():
            "langs": langs, "classes": classes, "soak_s": a.soak,
            "started": started,
            "ext_rounds": a.ext_rounds, "ext_langs": ext_langs,
-           "results": [], "baseline": None}
+           "ext_classes": only, "results": [], "baseline": None}
     try:
         # The soak and the boundary cases run next to the rounds.
         side = []

@@ -23,6 +23,8 @@
 #                   2; 0 when ROUNDS is 0)
 #   EXT_LANGS       injector languages of their client-made faults (default
 #                   LANGS)
+#   EXT_CLASSES     which of them run (default all), such as
+#                   "CONSUMER_UNOBSERVABLE"
 #   BOUNDARY        1 to run the boundary cases (default 1)
 #   BASELINE        1 to run the /varz baseline phase (default 1)
 #   OUT, NAME       output directory and file stem (default results, eval)
@@ -46,6 +48,7 @@ else
 fi
 [ "$EXT" = 1 ] || EXT_ROUNDS=0
 EXT_LANGS=${EXT_LANGS:-$LANGS}
+EXT_CLASSES=${EXT_CLASSES:-}
 BOUNDARY=${BOUNDARY:-1}
 BASELINE=${BASELINE:-1}
 OUT=${OUT:-results}
@@ -79,6 +82,7 @@ mkdir -p "$OUT/tmp"
 raws=()
 flags=(--ext-rounds "$EXT_ROUNDS" --ext-langs "$EXT_LANGS")
 [ -n "$CLASSES" ] && flags+=(--classes "$CLASSES")
+[ -n "$EXT_CLASSES" ] && flags+=(--ext-classes "$EXT_CLASSES")
 [ "$BOUNDARY" = 1 ] && flags+=(--boundary)
 if [ "$TOPOLOGY" = single ] || [ "$TOPOLOGY" = both ]; then
   echo "== eval: single node, $ROUNDS rounds, interval $INTERVAL s," \

@@ -353,6 +353,9 @@ def ext_args(raws):
     el = raws[0].get("ext_langs") or []
     if el != raws[0].get("langs"):
         out += " EXT_LANGS=\"%s\"" % " ".join(el)
+    ec = raws[0].get("ext_classes")
+    if ec:
+        out += " EXT_CLASSES=\"%s\"" % " ".join(ec)
     return out
 
 
