@@ -160,7 +160,7 @@ typedef struct {
    * the redelivery delay. */
   bool recurring;
   /* Redeliveries among the deliveries of those intervals: the share of
-   * work that outlasts the delay. */
+   * work that outlasts the delay (0 when there were none). */
   double share;
 } expiry_rounds;
 
@@ -199,7 +199,7 @@ static void collect_expiry_rounds(const nl_consumer_state *st,
     r->span_ns = r->newest_ns - e->first_ns;
   }
   r->share =
-      r->deliveries > 0 ? (double)r->redeliveries / (double)r->deliveries : 1.0;
+      r->deliveries > 0 ? (double)r->redeliveries / (double)r->deliveries : 0;
   /* Messages orphaned by a crashed worker all expire within one delay of
    * the crash: only redeliveries recurring over a longer span are the
    * consumer's own processing outlasting ack_wait. A finding holds while
@@ -236,7 +236,7 @@ static bool detect_missing_progress(const nl_consumer_state *st,
   double limit = p->missing_progress_factor * (double)delay;
   int64_t stuck = s0->t_ns - st->stuck_since_ns;
   int64_t pinned = s0->t_ns - st->floor_since_ns;
-  bool few = r->intervals == 0 || few_redelivered(r, p);
+  bool few = few_redelivered(r, p);
   bool now_stuck = st->acked_since_floor && st->redelivered_since_floor > 0 &&
                    (double)stuck >= limit && few;
   bool long_tasks = r->recurring && few;

@@ -584,9 +584,15 @@ static int cmd_consumer_create(void) {
   return kept ? 0 : 1;
 }
 
-/* Reports one failed publish: fatal, or with --keep-going counted in
- * *failed and told on stderr the first time. */
-static void publish_failed(bool keep_going, int64_t *failed, const char *what) {
+/* Reports one failed publish, said by fmt: fatal, or with --keep-going
+ * counted in *failed and told on stderr the first time. */
+static void publish_failed(bool keep_going, int64_t *failed, const char *fmt,
+                           ...) {
+  char what[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof(what), fmt, ap);
+  va_end(ap);
   if (!keep_going)
     die(1, "%s", what);
   if ((*failed)++ == 0)
@@ -600,7 +606,6 @@ static int cmd_publish(void) {
   check_args("--count --rate --size --keep-going", 2, 2);
   bool keep_going = opt_has("--keep-going");
   int64_t failed = 0;
-  char why[512];
   const char *subject = args.pos[1];
   int64_t count = opt_ll("--count", 1);
   double rate = opt_double("--rate", 0);
@@ -626,29 +631,26 @@ static int cmd_publish(void) {
     natsStatus s =
         natsConnection_Request(&reply, g_nc, subject, payload, n, g_timeout_ms);
     if (s != NATS_OK) {
-      snprintf(why, sizeof(why), "publish %s #%" PRId64 ": %s%s", subject, i,
-               natsStatus_GetText(s),
-               s == NATS_NO_RESPONDERS ? " (no stream captures this subject?)"
-                                       : "");
-      publish_failed(keep_going, &failed, why);
+      publish_failed(
+          keep_going, &failed, "publish %s #%" PRId64 ": %s%s", subject, i,
+          natsStatus_GetText(s),
+          s == NATS_NO_RESPONDERS ? " (no stream captures this subject?)" : "");
       continue;
     }
     json_object *ack = json_tokener_parse(natsMsg_GetData(reply));
     natsMsg_Destroy(reply);
     if (!ack) {
-      snprintf(why, sizeof(why), "publish %s #%" PRId64 ": reply is not JSON",
-               subject, i);
-      publish_failed(keep_going, &failed, why);
+      publish_failed(keep_going, &failed,
+                     "publish %s #%" PRId64 ": reply is not JSON", subject, i);
       continue;
     }
     json_object *err = jobj(ack, "error");
     if (err) {
-      snprintf(why, sizeof(why),
-               "publish %s #%" PRId64 ": API error err_code %" PRId64 ": %s",
-               subject, i, jint(err, "err_code", -1),
-               jstr(err, "description", "?"));
+      publish_failed(
+          keep_going, &failed,
+          "publish %s #%" PRId64 ": API error err_code %" PRId64 ": %s",
+          subject, i, jint(err, "err_code", -1), jstr(err, "description", "?"));
       json_object_put(ack);
-      publish_failed(keep_going, &failed, why);
       continue;
     }
     if (first_seq < 0)

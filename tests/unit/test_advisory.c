@@ -582,6 +582,23 @@ static void world_with_r1_stream(world *w) {
   CHECK(active_for(w, "UO", "fast", NL_ACK_NONE_CONSUMER));
 }
 
+/* Makes w's one stream UO (world_with_r1_stream) unlisted, and reported in
+ * the list's "missing" entries when missing is set. */
+static void world_unlist_uo(world *w, bool missing) {
+  w->n_streams = 0;
+  w->n_consumers = 0;
+  w->n_missing = 0;
+  if (missing)
+    w->missing[w->n_missing++] = "UO";
+}
+
+/* Lists w's stream UO and its consumer again. */
+static void world_list_uo(world *w) {
+  w->n_streams = 1;
+  w->n_consumers = 1;
+  w->n_missing = 0;
+}
+
 /* A stream that STREAM.LIST reports missing (clustered: its leader did not
  * answer) raises CONSUMER_UNOBSERVABLE; its consumers are kept with their
  * findings and counted, never cleared as deleted; its other stream-level
@@ -592,9 +609,7 @@ void test_missing_stream_is_unobservable(void) {
   CHECK(active_for(&w, "UO", NULL, NL_STREAM_SINGLE_REPLICA));
   CHECK(!active_for(&w, "UO", NULL, NL_CONSUMER_UNOBSERVABLE));
   /* The stream is missing: no stream, no consumer listed. */
-  w.n_streams = 0;
-  w.n_consumers = 0;
-  w.missing[w.n_missing++] = "UO";
+  world_unlist_uo(&w, true);
   for (int i = 0; i < 3; i++) {
     world_poll(&w);
     CHECK_EQ_U(w.kept, 1);
@@ -609,17 +624,14 @@ void test_missing_stream_is_unobservable(void) {
   CHECK_EQ_U(w.clears[NL_ACK_NONE_CONSUMER], 0);
   CHECK_EQ_U(w.clears[NL_STREAM_SINGLE_REPLICA], 0);
   /* Listed again. */
-  w.n_streams = 1;
-  w.n_consumers = 1;
-  w.n_missing = 0;
+  world_list_uo(&w);
   world_poll(&w);
   CHECK_EQ_U(w.kept, 0);
   CHECK(!active_for(&w, "UO", NULL, NL_CONSUMER_UNOBSERVABLE));
   CHECK_EQ_U(w.clears[NL_CONSUMER_UNOBSERVABLE], 1);
   CHECK(active_for(&w, "UO", "fast", NL_ACK_NONE_CONSUMER));
   /* Gone for good (neither listed nor missing): the consumer is deleted. */
-  w.n_streams = 0;
-  w.n_consumers = 0;
+  world_unlist_uo(&w, false);
   world_poll(&w);
   CHECK(!active_for(&w, "UO", "fast", NL_ACK_NONE_CONSUMER));
   CHECK_EQ_U(w.clears[NL_ACK_NONE_CONSUMER], 1);
@@ -632,22 +644,16 @@ void test_missing_stream_is_unobservable(void) {
 void test_one_unobservable_poll_is_not_a_finding(void) {
   world w;
   world_with_r1_stream(&w);
-  w.n_streams = 0;
-  w.n_consumers = 0;
-  w.missing[w.n_missing++] = "UO";
+  world_unlist_uo(&w, true);
   world_poll(&w);
   CHECK_EQ_U(w.kept, 1);
-  w.n_streams = 1;
-  w.n_consumers = 1;
-  w.n_missing = 0;
+  world_list_uo(&w);
   world_poll(&w);
   CHECK_EQ_U(w.kept, 0);
   CHECK_EQ_U(w.onsets[NL_CONSUMER_UNOBSERVABLE], 0);
   CHECK(active_for(&w, "UO", "fast", NL_ACK_NONE_CONSUMER));
   /* Missing again later: again one poll is not enough. */
-  w.n_streams = 0;
-  w.n_consumers = 0;
-  w.missing[w.n_missing++] = "UO";
+  world_unlist_uo(&w, true);
   world_poll(&w);
   CHECK_EQ_U(w.onsets[NL_CONSUMER_UNOBSERVABLE], 0);
   world_poll(&w);
@@ -662,8 +668,7 @@ void test_one_unobservable_poll_is_not_a_finding(void) {
 void test_short_stream_list_keeps_unlisted(void) {
   world w;
   world_with_r1_stream(&w);
-  w.n_streams = 0;
-  w.n_consumers = 0;
+  world_unlist_uo(&w, false);
   w.list_short = true;
   for (int i = 0; i < 3; i++) {
     world_poll(&w);
