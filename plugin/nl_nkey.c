@@ -1,4 +1,5 @@
-/* nl_nkey.c: the public key of an NKey user seed (see nl_nkey.h). */
+/* nl_nkey.c: the public key of an NKey user seed, and connecting with a
+ * signed nonce (see nl_nkey.h). */
 #include "nl_nkey.h"
 
 #include <openssl/evp.h>
@@ -131,4 +132,14 @@ int nl_nkey_public_from_seed_file(const char *path, char *pub, size_t publen,
              "\"%s\"",
              path);
   return rc;
+}
+
+natsStatus nl_nkey_connect(natsConnection **nc, natsOptions *opts,
+                           bool signs_nonce) {
+  natsStatus s = natsConnection_Connect(nc, opts);
+  if (s == NATS_CONNECTION_AUTH_FAILED && signs_nonce) {
+    *nc = NULL;
+    s = natsConnection_Connect(nc, opts);
+  }
+  return s;
 }

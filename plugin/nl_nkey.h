@@ -7,6 +7,8 @@
 #ifndef NL_NKEY_H
 #define NL_NKEY_H
 
+#include <nats/nats.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Length of an encoded NKey public key ("U" + 55 characters), without NUL. */
@@ -24,5 +26,13 @@ int nl_nkey_public_from_seed(const char *seed, char *pub, size_t publen,
  * public key as nl_nkey_public_from_seed does. */
 int nl_nkey_public_from_seed_file(const char *path, char *pub, size_t publen,
                                   char *err, size_t errlen);
+
+/* natsConnection_Connect, made once more when the server refused the first
+ * attempt's authentication and signs_nonce is set (an NKey seed or a
+ * credentials file): cnats 3.4.1 leaves the nonce signature out of CONNECT
+ * when the signature's first byte is 0, so 1 such connect in 256 fails with
+ * NATS_CONNECTION_AUTH_FAILED; the next attempt signs a new nonce. */
+natsStatus nl_nkey_connect(natsConnection **nc, natsOptions *opts,
+                           bool signs_nonce);
 
 #endif

@@ -23,6 +23,7 @@ struct nl_transport {
   bool closed;
   /* Subscriptions made with nl_transport_subscribe. */
   struct nl_sub *subs;
+  bool signs_nonce; /* NKey or credentials: see nl_nkey_connect. */
 };
 
 /* One subscription: the cnats handle and the receiver it calls. */
@@ -85,6 +86,7 @@ int nl_transport_create(const nl_transport_config *cfg, nl_transport **out,
   pthread_mutex_init(&t->lock, NULL);
   pthread_cond_init(&t->closed_cond, NULL);
   t->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 2000;
+  t->signs_nonce = cfg->nkey_seed_file != NULL || cfg->credentials_file != NULL;
   bool tls = cfg->tls_ca_file || cfg->tls_cert_file;
   for (size_t i = 0; i < cfg->n_urls; i++)
     if (strncmp(cfg->urls[i], "tls://", 6) == 0)
@@ -173,7 +175,7 @@ int nl_transport_connect(nl_transport *t, char *err, size_t errlen) {
     snprintf(err, errlen, "connection lost, cnats is reconnecting");
     return -1;
   }
-  natsStatus s = natsConnection_Connect(&t->conn, t->opts);
+  natsStatus s = nl_nkey_connect(&t->conn, t->opts, t->signs_nonce);
   if (s != NATS_OK) {
     status_text(s, "connect", err, errlen);
     t->conn = NULL;

@@ -9,7 +9,10 @@
 #             requires client certificates (test CA made with openssl);
 #   tlsca     a nats:// URL with TLSCA alone, against a TLS server.
 # For each: the plugin connects, lists the stream made for it, and reports
-# its consumer. Wrong credentials and an untrusted CA give a clear log line
+# its consumer. A stand-in server (tests/tools/zero_sig_server.py) offers a
+# nonce whose NKey signature starts with a zero byte, which cnats 3.4.1
+# leaves out of CONNECT: the client must connect on its second attempt
+# (nl_nkey_connect, shared by the plugin and nl-inject). Wrong credentials and an untrusted CA give a clear log line
 # and no crash. No secret (password, token, seed, JWT, private key) appears
 # in collectd's log or output.
 set -u
@@ -22,6 +25,7 @@ P_NKEY=$((BASE + 2))
 P_CREDS=$((BASE + 3))
 P_MTLS=$((BASE + 4))
 P_TLS=$((BASE + 5))
+P_ZERO=$((BASE + 6))
 PASSWORD="pw-SECRET-$RANDOM$RANDOM"
 TOKEN="tok-SECRET-$RANDOM$RANDOM"
 K=$NL_TMP/keys
@@ -159,6 +163,23 @@ expect_refused() {
 expect_refused badpass "authorization"
 expect_refused badca "SSL\|TLS\|certificate"
 expect_refused nocert "cannot reach NATS"
+
+# A nonce whose signature starts with a zero byte: refused once, then
+# connected with the next nonce.
+python3 "$NL_ROOT/tests/tools/zero_sig_server.py" "$P_ZERO" "$K/user.nk" \
+  >"$NL_TMP/zero.out" 2>&1 &
+NL_PIDS+=($!)
+nl_retry 30 grep -q ready "$NL_TMP/zero.out" >/dev/null
+out=$(nl_inject "$P_ZERO" --nkey "$K/user.nk" \
+  --timeout-ms 500 request zero.x '' 2>&1)
+nl_retry 10 grep -q '^first:' "$NL_TMP/zero.out" >/dev/null
+seen=$(grep '^first:' "$NL_TMP/zero.out")
+if [ "$seen" = "first: nosig, second: sig" ] &&
+  ! echo "$out" | grep -q 'cannot connect'; then
+  nl_pass nkey/zero-byte-signature "$seen; connected on the second attempt"
+else
+  nl_fail nkey/zero-byte-signature "${seen:-$(tail -n 2 "$NL_TMP/zero.out")}; $out"
+fi
 
 # No secret anywhere in what collectd wrote.
 leaks=""

@@ -253,7 +253,7 @@ static void connect_server(void) {
     s = natsOptions_LoadCertificatesChain(opts, opt_str("--tls-cert", NULL),
                                           opt_str("--tls-key", NULL));
   if (s == NATS_OK)
-    s = natsConnection_Connect(&g_nc, opts);
+    s = nl_nkey_connect(&g_nc, opts, opt_has("--nkey") || opt_has("--creds"));
   natsOptions_Destroy(opts);
   if (s != NATS_OK)
     die(1, "cannot connect to %s: %s", url, natsStatus_GetText(s));
