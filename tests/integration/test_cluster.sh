@@ -46,7 +46,10 @@ done
   nl_fail setup/cluster "no JetStream meta leader after 30 s"
   exit 1
 }
-inj 1 consumer-create MP stuck --ack-wait 30 --max-ack-pending 5 >/dev/null
+# ack_wait outlasts the test: the worker that holds MP/stuck's 5 messages
+# is connected to a node the meta phase may kill, and its messages must
+# stay unacked (at the cap) whether or not it survives.
+inj 1 consumer-create MP stuck --ack-wait 600 --max-ack-pending 5 >/dev/null
 inj 1 stream-create OK --subjects 'ok.>' --replicas 3 >/dev/null
 inj 1 consumer-create OK good --ack-wait 30 >/dev/null
 inj 1 publish ok.a --count 100 >/dev/null
