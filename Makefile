@@ -14,7 +14,7 @@ WARN := -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation
 BASE_CFLAGS := -std=gnu11 -fPIC $(WARN) -DNL_VERSION='"$(VERSION)"'
 PLUGIN_CFLAGS := -DHAVE_CONFIG_H -I$(COLLECTD_INC) -I$(COLLECTD_INC)/core \
 	-I$(COLLECTD_INC)/core/daemon
-LIBS := -lnats -ljson-c -lcrypto -lm -lpthread
+LIBS := -lnats -ljson-c -lcrypto -lpthread
 
 BUILD := build
 PLUGIN := plugin/nats_lens.so

@@ -100,16 +100,17 @@ static bool detect_nak_storm(const nl_consumer_state *st,
   if (c->ack_policy == NL_ACK_NONE || st->count < n + 1)
     return false;
   uint64_t sum = 0;
+  nl_past_sample s;
   for (unsigned k = 0; k < n; k++) {
-    const nl_sample *s = nl_state_sample(st, k);
-    if (!s->beyond_expiry || s->floor_moved ||
-        s->redeliveries < p->nak_storm_min_redeliveries)
+    nl_state_past(st, k, &s);
+    if (!s.beyond_expiry || s.floor_moved ||
+        s.redeliveries < p->nak_storm_min_redeliveries)
       return false;
-    sum += s->redeliveries;
+    sum += s.redeliveries;
   }
-  const nl_sample *s0 = nl_state_sample(st, 0);
-  const nl_sample *sn = nl_state_sample(st, n);
-  double dt = seconds(s0->t_ns - sn->t_ns);
+  nl_past_sample sn;
+  nl_state_past(st, n, &sn);
+  double dt = seconds(nl_state_latest(st)->t_ns - sn.t_ns);
   double delay = seconds(nl_consumer_redelivery_delay_ns(c));
   finding_init(f, NL_NAK_STORM);
   nl_finding_add(f, "redeliveries", (double)sum);
@@ -172,14 +173,14 @@ static void collect_expiry_rounds(const nl_consumer_state *st,
                                   const nl_consumer_snap *c,
                                   const nl_detect_params *p, expiry_rounds *r) {
   memset(r, 0, sizeof(*r));
-  const nl_sample *s0 = nl_state_sample(st, 0);
-  const nl_sample *s1 = nl_state_sample(st, 1);
+  const nl_sample *s0 = nl_state_latest(st);
+  nl_past_sample s1;
   int64_t delay = nl_consumer_redelivery_delay_ns(c);
-  if (c->ack_policy == NL_ACK_NONE || s1 == NULL || delay <= 0)
+  if (c->ack_policy == NL_ACK_NONE || !nl_state_past(st, 1, &s1) || delay <= 0)
     return;
   /* Expiry rounds recur about once per processing cycle, which can be
    * several times ack_wait: look back 10 x delay for a repeat. */
-  int64_t dt = s0->t_ns - s1->t_ns;
+  int64_t dt = s0->t_ns - s1.t_ns;
   r->window_ns = 10 * delay + 3 * dt;
   int64_t later = 0;
   for (unsigned k = 0;; k++) {
@@ -229,7 +230,7 @@ static bool detect_missing_progress(const nl_consumer_state *st,
                                     const nl_consumer_snap *c,
                                     const nl_detect_params *p,
                                     const expiry_rounds *r, nl_finding *f) {
-  const nl_sample *s0 = nl_state_sample(st, 0);
+  const nl_sample *s0 = nl_state_latest(st);
   int64_t delay = nl_consumer_redelivery_delay_ns(c);
   if (c->ack_policy == NL_ACK_NONE || s0 == NULL || delay <= 0)
     return false;
@@ -266,7 +267,7 @@ static bool detect_missing_progress(const nl_consumer_state *st,
   if (now_stuck)
     snprintf(f->description, sizeof(f->description),
              "stream sequence %" PRIu64 " has been outstanding for %.0f s "
-             "(%.1fx ack_wait %.0f s) and was redelivered %" PRIu64
+             "(%.1fx ack_wait %.0f s) and was redelivered %" PRIu32
              " times while later messages were acked: a long task is "
              "running without in-progress acks, so it executes again in "
              "parallel",
@@ -380,26 +381,28 @@ static bool detect_sequence_gap(const nl_consumer_state *st,
     level = s->first_seq - 1 - c->delivered_stream_seq;
   if (st->lost_last == 0 && level == 0)
     return false;
+  const nl_loss_range *range =
+      st->loss != NULL && st->loss->first_seq > 0 ? st->loss : NULL;
   finding_init(f, NL_SEQUENCE_GAP);
   nl_finding_add(f, "lost_messages", (double)st->lost_last);
   nl_finding_add(f, "lost_total", (double)st->lost_total);
   nl_finding_add(f, "unread_evicted", (double)level);
-  if (st->lost_first_seq > 0) {
-    nl_finding_add(f, "first_lost_seq", (double)st->lost_first_seq);
-    nl_finding_add(f, "last_lost_seq", (double)st->lost_last_seq);
+  if (range != NULL) {
+    nl_finding_add(f, "first_lost_seq", (double)range->first_seq);
+    nl_finding_add(f, "last_lost_seq", (double)range->last_seq);
   }
   nl_finding_add(f, "stream_first_seq", (double)s->first_seq);
   nl_finding_add(f, "delivered_stream_seq", (double)c->delivered_stream_seq);
   nl_finding_add(f, "num_pending", (double)c->num_pending);
   nl_finding_add(f, "filtered", c->filtered ? 1 : 0);
-  if (st->lost_first_seq > 0)
+  if (range != NULL)
     snprintf(f->description, sizeof(f->description),
              "stream sequences %" PRIu64 "-%" PRIu64 " (%" PRIu64
              " messages, %" PRIu64 " in total) were removed by the stream's "
              "retention limits before the consumer received them (silent "
              "loss)",
-             st->lost_first_seq, st->lost_last_seq,
-             st->lost_last_seq - st->lost_first_seq + 1, st->lost_total);
+             range->first_seq, range->last_seq,
+             range->last_seq - range->first_seq + 1, st->lost_total);
   else
     snprintf(f->description, sizeof(f->description),
              "at least %" PRIu64 " messages (%" PRIu64 " in total) were "

@@ -326,7 +326,7 @@ static void take_ack_samples(const nl_consumer_snap *c, const nl_ack_stats *a,
 }
 
 /* Backlog (pending plus awaiting ack) of a sample. */
-static double backlog_of(const nl_sample *s) {
+static double backlog_of(const nl_past_sample *s) {
   return (double)s->num_pending + (double)s->num_ack_pending;
 }
 
@@ -344,14 +344,13 @@ nl_forecast nl_ext_retention_forecast(const nl_consumer_state *st,
   if (!c->filtered && s->last_seq > c->ack_floor_stream_seq)
     fc.exposure = (double)(s->last_seq - c->ack_floor_stream_seq);
   /* Backlog growth and delivery progress over the history held. */
-  const nl_sample *now = nl_state_sample(st, 0);
-  const nl_sample *old =
-      st->count > 1 ? nl_state_sample(st, st->count - 1) : NULL;
+  nl_past_sample now, old;
   bool progress = false;
-  if (now != NULL && old != NULL && now->t_ns > old->t_ns) {
+  if (st->count > 1 && nl_state_past(st, 0, &now) &&
+      nl_state_past(st, st->count - 1u, &old) && now.t_ns > old.t_ns) {
     fc.growth_per_s =
-        (backlog_of(now) - backlog_of(old)) / seconds(now->t_ns - old->t_ns);
-    progress = now->delivered_consumer_seq > old->delivered_consumer_seq;
+        (backlog_of(&now) - backlog_of(&old)) / seconds(now.t_ns - old.t_ns);
+    progress = now.delivered_consumer_seq > old.delivered_consumer_seq;
   }
   double limit = nl_audit_limit_messages(s);
   if (limit > 0) {

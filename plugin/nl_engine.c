@@ -324,11 +324,12 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
     update_consumer(st, 0, NL_CLASS_COUNT - 1, active, found, now_ns, sink, ud);
     if (lost != NULL)
       lost[c->stream_index] += st->lost_last;
-    const nl_sample *s0 = nl_state_sample(st, 0), *s1 = nl_state_sample(st, 1);
-    if (delivered != NULL && s0 != NULL && s1 != NULL &&
-        s0->delivered_consumer_seq > s1->delivered_consumer_seq)
+    nl_past_sample s1;
+    const nl_sample *s0 = nl_state_latest(st);
+    if (delivered != NULL && s0 != NULL && nl_state_past(st, 1, &s1) &&
+        s0->delivered_consumer_seq > s1.delivered_consumer_seq)
       delivered[c->stream_index] +=
-          s0->delivered_consumer_seq - s1->delivered_consumer_seq;
+          s0->delivered_consumer_seq - s1.delivered_consumer_seq;
     if (sink && sink->consumer)
       sink->consumer(ud, c, s, st);
   }

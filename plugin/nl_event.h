@@ -54,8 +54,8 @@ bool nl_event_prefix_valid(const char *prefix);
  * cannot stand as one subject token are replaced deterministically (see
  * nl_name_token), so the result never holds a wildcard and always has
  * exactly two tokens after ".violations."; an empty consumer (a
- * stream-level finding, NL_STREAM_FINDING_CONSUMER) is "-". Returns 0, or -1 when prefix is
- * not valid or out is too small. */
+ * stream-level finding, NL_STREAM_FINDING_CONSUMER) is "-". Returns 0, or -1
+ * when prefix is not valid or out is too small. */
 int nl_event_subject(const char *prefix, const char *stream,
                      const char *consumer, char *out, size_t len);
 

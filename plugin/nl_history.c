@@ -4,10 +4,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* States live in blocks of slots rather than one allocation each: the
+ * histories of many consumers then fill whole pages, instead of lying
+ * among a poll's short-lived allocations, whose freed gaps would keep those
+ * pages resident. Names of up to STATE_NAMES_INLINE bytes (both, with
+ * their terminators) live in the slot; longer ones are allocated apart. A
+ * freed slot goes on a free list for the next new consumer, so the blocks
+ * hold as many slots as the most consumers held at once. */
+#define STATE_NAMES_INLINE 40
+#define SLOTS_PER_BLOCK 128
+
+typedef struct {
+  nl_consumer_state st;
+  char names[STATE_NAMES_INLINE];
+} state_slot;
+
+typedef struct state_block {
+  struct state_block *next;
+  state_slot slots[SLOTS_PER_BLOCK];
+} state_block;
+
 struct nl_registry {
   nl_consumer_state **buckets;
   size_t n_buckets;
   size_t size;
+  state_block *blocks;     /* Newest first. */
+  unsigned newest_used;    /* Slots ever used in the newest block. */
+  nl_consumer_state *free; /* Freed slots, chained through next. */
 };
 
 /* FNV-1a over the stream name, a separator and the consumer name. */
@@ -47,7 +70,39 @@ nl_finding **nl_state_findings(nl_consumer_state *st) {
   return a;
 }
 
-static void state_free(nl_consumer_state *st) {
+/* Takes a zeroed slot for a consumer whose names are ls and ln bytes long
+ * (terminators included) and points st->stream and st->name at room for
+ * them. Returns NULL when memory runs out. */
+static nl_consumer_state *state_alloc(nl_registry *reg, size_t ls, size_t ln) {
+  state_slot *slot;
+  if (reg->free != NULL) {
+    slot = (state_slot *)reg->free;
+    reg->free = reg->free->next;
+  } else {
+    if (reg->blocks == NULL || reg->newest_used == SLOTS_PER_BLOCK) {
+      state_block *b = malloc(sizeof(*b));
+      if (b == NULL)
+        return NULL;
+      b->next = reg->blocks;
+      reg->blocks = b;
+      reg->newest_used = 0;
+    }
+    slot = &reg->blocks->slots[reg->newest_used++];
+  }
+  memset(&slot->st, 0, sizeof(slot->st));
+  nl_consumer_state *st = &slot->st;
+  st->stream = ls + ln <= STATE_NAMES_INLINE ? slot->names : malloc(ls + ln);
+  if (st->stream == NULL) {
+    st->next = reg->free;
+    reg->free = st;
+    return NULL;
+  }
+  st->name = st->stream + ls;
+  return st;
+}
+
+/* Frees what st owns; its slot stays with the caller. */
+static void state_clear(nl_consumer_state *st) {
   if (st->active != (nl_finding **)no_findings) {
     for (int i = 0; i < NL_CLASS_COUNT; i++)
       free(st->active[i]);
@@ -55,19 +110,28 @@ static void state_free(nl_consumer_state *st) {
   }
   free(st->events);
   free(st->ext);
-  free(st); /* The names live in the same allocation. */
+  free(st->loss);
+  if (st->stream != ((state_slot *)st)->names)
+    free(st->stream);
+}
+
+/* Frees what st owns and puts its slot on the free list. */
+static void state_release(nl_registry *reg, nl_consumer_state *st) {
+  state_clear(st);
+  st->next = reg->free;
+  reg->free = st;
 }
 
 void nl_registry_free(nl_registry *reg) {
   if (reg == NULL)
     return;
-  for (size_t i = 0; i < reg->n_buckets; i++) {
-    nl_consumer_state *st = reg->buckets[i];
-    while (st != NULL) {
-      nl_consumer_state *next = st->next;
-      state_free(st);
-      st = next;
-    }
+  for (size_t i = 0; i < reg->n_buckets; i++)
+    for (nl_consumer_state *st = reg->buckets[i]; st != NULL; st = st->next)
+      state_clear(st);
+  while (reg->blocks != NULL) {
+    state_block *next = reg->blocks->next;
+    free(reg->blocks);
+    reg->blocks = next;
   }
   free(reg->buckets);
   free(reg);
@@ -109,10 +173,94 @@ nl_consumer_state *nl_registry_find(nl_registry *reg, const char *stream,
   return NULL;
 }
 
-const nl_sample *nl_state_sample(const nl_consumer_state *st, unsigned k) {
+const nl_sample *nl_state_latest(const nl_consumer_state *st) {
+  return st->count > 0 ? &st->latest : NULL;
+}
+
+/* The brief form of a whole sample. */
+static void brief_of(const nl_sample *s, nl_past_sample *out) {
+  *out = (nl_past_sample){
+      .t_ns = s->t_ns,
+      .delivered_consumer_seq = s->delivered_consumer_seq,
+      .num_pending = s->num_pending,
+      .num_ack_pending = s->num_ack_pending,
+      .redeliveries = s->redeliveries > NL_PAST_REDELIVERIES_MAX
+                          ? NL_PAST_REDELIVERIES_MAX
+                          : s->redeliveries,
+      .beyond_expiry = s->beyond_expiry,
+      .floor_moved = s->floor_moved,
+      .acked = s->acked,
+  };
+}
+
+bool nl_state_past(const nl_consumer_state *st, unsigned k,
+                   nl_past_sample *out) {
   if (k >= st->count)
-    return NULL;
-  return &st->ring[(st->newest + NL_HISTORY_LEN - k) % NL_HISTORY_LEN];
+    return false;
+  nl_past_sample b;
+  brief_of(&st->latest, &b);
+  /* Walk back from the latest poll, undoing one difference per poll. */
+  int64_t t_ms = st->latest.t_ns / 1000000;
+  for (unsigned j = 0; j < k; j++) {
+    const nl_packed_sample *p =
+        &st->past[(st->past_head + NL_HISTORY_LEN - 1 - j) %
+                  (NL_HISTORY_LEN - 1)];
+    t_ms -= p->back_ms;
+    b.t_ns = t_ms * 1000000;
+    b.delivered_consumer_seq -= p->delivered_back;
+    b.num_pending -= (uint64_t)(int64_t)p->pending_back;
+    b.num_ack_pending = p->num_ack_pending;
+    b.redeliveries = p->redeliveries;
+    b.beyond_expiry = p->beyond_expiry;
+    b.floor_moved = p->floor_moved;
+    b.acked = p->acked;
+  }
+  *out = b;
+  return true;
+}
+
+/* Stores older (the sample before newer) as differences from newer.
+ * Returns false when a difference does not fit in 32 bits. */
+static bool pack_sample(const nl_sample *older, const nl_sample *newer,
+                        nl_packed_sample *out) {
+  /* Older poll times are kept in whole milliseconds. */
+  int64_t ms = newer->t_ns / 1000000 - older->t_ns / 1000000;
+  uint64_t delivered =
+      newer->delivered_consumer_seq - older->delivered_consumer_seq;
+  /* The difference of two counts below 2^63, as a signed number. */
+  int64_t pending = (int64_t)(newer->num_pending - older->num_pending);
+  if (newer->delivered_consumer_seq < older->delivered_consumer_seq ||
+      delivered > UINT32_MAX || pending < INT32_MIN || pending > INT32_MAX ||
+      newer->t_ns < older->t_ns || ms > UINT32_MAX)
+    return false;
+  nl_past_sample b;
+  brief_of(older, &b);
+  *out = (nl_packed_sample){
+      .back_ms = (uint32_t)ms,
+      .delivered_back = (uint32_t)delivered,
+      .pending_back = (int32_t)pending,
+      .num_ack_pending = b.num_ack_pending,
+      .redeliveries = b.redeliveries,
+      .beyond_expiry = b.beyond_expiry,
+      .floor_moved = b.floor_moved,
+      .acked = b.acked,
+  };
+  return true;
+}
+
+/* Makes cur the latest sample, keeping the one before it in past. When its
+ * differences from cur do not fit, the history restarts at cur. */
+static void push_sample(nl_consumer_state *st, const nl_sample *cur) {
+  if (st->count > 0) {
+    unsigned head = (st->past_head + 1) % (NL_HISTORY_LEN - 1);
+    if (pack_sample(&st->latest, cur, &st->past[head]))
+      st->past_head = (uint8_t)head;
+    else
+      st->count = 0;
+  }
+  st->latest = *cur;
+  if (st->count < NL_HISTORY_LEN)
+    st->count++;
 }
 
 const nl_redelivery_event *nl_state_event(const nl_consumer_state *st,
@@ -130,12 +278,11 @@ static void state_reset(nl_consumer_state *st, int64_t created_ns) {
   free(st->ext);
   st->ext = NULL;
   st->count = 0;
-  st->newest = 0;
+  st->past_head = 0;
   st->n_events = 0;
   st->lost_last = 0;
-  st->lost_through_seq = 0;
-  st->lost_first_seq = 0;
-  st->lost_last_seq = 0;
+  free(st->loss);
+  st->loss = NULL;
   st->last_ack_change_ns = 0;
   st->floor_since_ns = 0;
   st->stuck_since_ns = 0;
@@ -153,41 +300,41 @@ static uint32_t sat_add32(uint32_t a, uint64_t b) {
 }
 
 /* Counts messages the consumer lost to eviction between prev (may be NULL)
- * and cur, and records the known sequence range. See docs/detectors.md,
- * SEQUENCE_GAP. */
+ * and cur, when the stream's first sequence is first_seq, and records the
+ * known sequence range. See docs/detectors.md, SEQUENCE_GAP. */
 static void account_loss(nl_consumer_state *st, const nl_sample *prev,
-                         const nl_sample *cur, bool filtered) {
-  uint64_t lost = 0;
-  st->lost_first_seq = st->lost_last_seq = 0;
-  if (!filtered && cur->stream_first_seq > 0) {
-    uint64_t hi = cur->stream_first_seq - 1; /* Highest evicted sequence. */
+                         const nl_sample *cur, uint64_t first_seq,
+                         bool filtered) {
+  uint64_t lost = 0, range_first = 0, range_last = 0;
+  uint64_t through = st->loss != NULL ? st->loss->through_seq : 0;
+  if (!filtered && first_seq > 0) {
+    uint64_t hi = first_seq - 1; /* Highest evicted sequence. */
     /* Still behind the stream head: [delivered + 1, hi] is gone for sure. */
     if (hi > cur->delivered_stream_seq) {
-      uint64_t from = cur->delivered_stream_seq > st->lost_through_seq
+      uint64_t from = cur->delivered_stream_seq > through
                           ? cur->delivered_stream_seq
-                          : st->lost_through_seq;
+                          : through;
       lost = sat_sub(hi, from);
-      st->lost_first_seq = cur->delivered_stream_seq + 1;
-      st->lost_last_seq = hi;
+      range_first = cur->delivered_stream_seq + 1;
+      range_last = hi;
     }
     /* Passed the head within the interval: what was evicted above the
      * previous position, less what could have been delivered first. */
     if (prev != NULL) {
-      uint64_t from = prev->delivered_stream_seq > st->lost_through_seq
+      uint64_t from = prev->delivered_stream_seq > through
                           ? prev->delivered_stream_seq
-                          : st->lost_through_seq;
+                          : through;
       uint64_t span = sat_sub(hi, from);
       uint64_t delivered =
           sat_sub(cur->delivered_consumer_seq, prev->delivered_consumer_seq);
       uint64_t skipped = sat_sub(span, delivered);
       if (skipped > lost) {
         lost = skipped;
-        st->lost_first_seq = 0; /* The exact range is not known. */
-        st->lost_last_seq = 0;
+        range_first = range_last = 0; /* The exact range is not known. */
       }
     }
-    if (hi > st->lost_through_seq && lost > 0)
-      st->lost_through_seq = hi;
+    if (hi > through && lost > 0)
+      through = hi;
   }
   /* Any consumer: num_pending falling by more than was delivered. */
   if (prev != NULL && prev->num_pending > cur->num_pending) {
@@ -197,11 +344,16 @@ static void account_loss(nl_consumer_state *st, const nl_sample *prev,
     uint64_t by_pending = sat_sub(drop, delivered);
     if (by_pending > lost) {
       lost = by_pending;
-      st->lost_first_seq = st->lost_last_seq = 0;
+      range_first = range_last = 0;
     }
   }
   st->lost_last = lost;
   st->lost_total += lost;
+  /* Out of memory for the range, the next poll may count a loss again. */
+  if (st->loss == NULL && (lost > 0 || range_first > 0))
+    st->loss = calloc(1, sizeof(*st->loss));
+  if (st->loss != NULL)
+    *st->loss = (nl_loss_range){through, range_first, range_last};
 }
 
 /* Adds the redeliveries of the interval that ended at cur (dc deliveries in
@@ -278,7 +430,8 @@ static void account_interval(nl_consumer_state *st, const nl_sample *prev,
   if (now_ns - st->floor_since_ns > st->longest_pin_ns)
     st->longest_pin_ns = now_ns - st->floor_since_ns;
   if (st->acked_since_floor) {
-    st->redelivered_since_floor += cur->redeliveries;
+    st->redelivered_since_floor =
+        sat_add32(st->redelivered_since_floor, cur->redeliveries);
   } else if (cur->acked) {
     /* Later messages are being acked past a message that is not: from now
      * on the standing floor is a message left behind. */
@@ -296,13 +449,10 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
   if (st != NULL && st->seen_generation == gen)
     return NULL; /* Listed twice in one poll: recorded once. */
   if (st == NULL) {
-    /* One allocation holds the state and both names. */
     size_t ls = strlen(c->stream) + 1, ln = strlen(c->name) + 1;
-    st = calloc(1, sizeof(*st) + ls + ln);
+    st = state_alloc(reg, ls, ln);
     if (st == NULL)
       return NULL;
-    st->stream = (char *)(st + 1);
-    st->name = st->stream + ls;
     st->active = (nl_finding **)no_findings;
     memcpy(st->stream, c->stream, ls);
     memcpy(st->name, c->name, ln);
@@ -314,7 +464,7 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
     reg->size++;
     maybe_grow(reg);
   }
-  const nl_sample *prev = nl_state_sample(st, 0);
+  const nl_sample *prev = nl_state_latest(st);
   if (prev != NULL &&
       (c->created_ns != st->created_ns ||
        c->delivered_consumer_seq < prev->delivered_consumer_seq ||
@@ -347,18 +497,13 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
                              ? UINT32_MAX
                              : (uint32_t)c->num_ack_pending,
       .num_pending = c->num_pending,
-      .stream_first_seq = s->first_seq,
       .num_redelivered = c->num_redelivered > UINT32_MAX
                              ? UINT32_MAX
                              : (uint32_t)c->num_redelivered,
   };
   account_interval(st, prev, &cur, c, now_ns);
-  account_loss(st, prev, &cur, c->filtered);
-  if (st->count > 0)
-    st->newest = (st->newest + 1) % NL_HISTORY_LEN;
-  st->ring[st->newest] = cur;
-  if (st->count < NL_HISTORY_LEN)
-    st->count++;
+  account_loss(st, prev, &cur, s->first_seq, c->filtered);
+  push_sample(st, &cur);
   st->seen_generation = gen;
   return st;
 }
@@ -385,7 +530,7 @@ void nl_registry_sweep(nl_registry *reg, uint32_t gen,
       if (gone != NULL)
         gone(st, ud);
       *link = st->next;
-      state_free(st);
+      state_release(reg, st);
       reg->size--;
     }
   }

@@ -1,10 +1,11 @@
 /* nl_history.h: per-consumer history across polls.
  *
- * The registry keeps, for every consumer seen, a short ring of samples and a
- * few running figures (redeliveries, messages lost to eviction, how long the
- * ack floor has been pinned). A consumer's history is reset when it is
- * recreated (its "created" time changes) or its delivered.consumer_seq goes
- * backwards. The registry is not thread-safe: one poller owns it. */
+ * The registry keeps, for every consumer seen, its latest poll whole, a
+ * compact form of the few polls before it, and a few running figures
+ * (redeliveries, messages lost to eviction, how long the ack floor has been
+ * pinned). A consumer's history is reset when it is recreated (its "created"
+ * time changes) or its delivered.consumer_seq goes backwards. The registry is
+ * not thread-safe: one poller owns it. */
 #ifndef NL_HISTORY_H
 #define NL_HISTORY_H
 
@@ -14,7 +15,8 @@
 #define NL_HISTORY_LEN 6
 #define NL_EVENTS_LEN 6
 
-/* One poll's view of a consumer, plus what changed since the poll before. */
+/* One poll's view of a consumer, plus what changed since the poll before.
+ * The history keeps it whole for the latest poll only. */
 typedef struct {
   int64_t t_ns;
   uint64_t delivered_consumer_seq;
@@ -22,7 +24,6 @@ typedef struct {
   uint64_t ack_floor_stream_seq;
   int64_t ack_last_ns;
   uint64_t num_pending;
-  uint64_t stream_first_seq;
   uint32_t num_ack_pending; /* Saturates at UINT32_MAX, as do the next. */
   uint32_t num_redelivered;
   /* Lower bound on redeliveries in the interval that ended at this sample:
@@ -34,6 +35,37 @@ typedef struct {
   bool floor_moved;
   bool acked; /* ack_floor.last_active advanced in the interval. */
 } nl_sample;
+
+/* What the history keeps of every poll, the latest included: the fields
+ * the detectors read across several polls. */
+typedef struct {
+  int64_t t_ns;
+  uint64_t delivered_consumer_seq;
+  uint64_t num_pending;
+  uint32_t num_ack_pending;
+  uint32_t redeliveries; /* Saturates at NL_PAST_REDELIVERIES_MAX. */
+  bool beyond_expiry;
+  bool floor_moved;
+  bool acked;
+} nl_past_sample;
+
+#define NL_PAST_REDELIVERIES_MAX ((1u << 29) - 1)
+
+/* How an older poll is stored (20 bytes): its time, sequence and pending
+ * counts as differences from the next newer poll, times in whole
+ * milliseconds (nl_state_past gives an older poll's time truncated to the
+ * millisecond). A poll whose differences do not fit ends the history
+ * (nl_registry_observe). */
+typedef struct {
+  uint32_t back_ms;        /* Newer poll's whole ms minus this one's. */
+  uint32_t delivered_back; /* Newer delivered.consumer_seq minus this. */
+  int32_t pending_back;    /* Newer num_pending minus this. */
+  uint32_t num_ack_pending;
+  uint32_t redeliveries : 29;
+  uint32_t beyond_expiry : 1;
+  uint32_t floor_moved : 1;
+  uint32_t acked : 1;
+} nl_packed_sample;
 
 /* Polled intervals with at least one redelivery. Consecutive intervals
  * alike (within a quarter of the redelivery delay, same flags) share one
@@ -53,6 +85,13 @@ typedef struct {
   bool while_acking;
 } nl_redelivery_event;
 
+/* What a consumer's losses to eviction leave to the next poll. */
+typedef struct {
+  uint64_t through_seq; /* Highest stream sequence counted as lost. */
+  uint64_t first_seq;   /* Range of the latest loss, when known (else 0). */
+  uint64_t last_seq;
+} nl_loss_range;
+
 typedef struct nl_consumer_state {
   struct nl_consumer_state *next; /* Hash chain. */
   char *stream;
@@ -61,32 +100,37 @@ typedef struct nl_consumer_state {
   int64_t created_ns;
   int64_t delay_ns; /* Redelivery delay (ack_wait or first backoff) seen. */
   uint32_t seen_generation;
-  uint32_t resets; /* Times the history was reset (recreated consumer). */
+  uint32_t resets;   /* Times the history was reset (recreated consumer). */
+  uint32_t n_events; /* Events recorded since reset (newest at
+                        (n_events - 1) % NL_EVENTS_LEN). */
+  uint8_t count;     /* Polls held (at most NL_HISTORY_LEN). */
+  uint8_t past_head; /* Index in past of the poll before the latest. */
+  /* While the floor stands: whether later messages were acked (see
+   * stuck_since_ns below). */
+  bool acked_since_floor;
 
-  nl_sample ring[NL_HISTORY_LEN];
-  unsigned newest; /* Index of the newest sample in ring. */
-  unsigned count;  /* Samples held (at most NL_HISTORY_LEN). */
+  nl_sample latest; /* The latest poll, when count > 0. */
+  /* The count - 1 polls before it, newest at past_head, going back. */
+  nl_packed_sample past[NL_HISTORY_LEN - 1];
+  /* Redeliveries while the floor stands with later messages acked (see
+   * stuck_since_ns below). Saturates. */
+  uint32_t redelivered_since_floor;
   /* NL_EVENTS_LEN slots (owned), allocated at the first redelivery: most
    * consumers never need them. */
   nl_redelivery_event *events;
-  unsigned n_events; /* Events recorded since reset (newest at
-                        (n_events - 1) % NL_EVENTS_LEN). */
 
   uint64_t redelivered_total;
   uint64_t lost_total;
-  uint64_t lost_last;        /* Lost in the latest interval. */
-  uint64_t lost_through_seq; /* Highest stream sequence counted as lost. */
-  uint64_t lost_first_seq;   /* Range of the latest loss, when known. */
-  uint64_t lost_last_seq;
+  uint64_t lost_last; /* Lost in the latest interval. */
+  /* Allocated at the consumer's first loss (owned), or NULL. */
+  nl_loss_range *loss;
 
   int64_t last_ack_change_ns; /* Poll time ack_last_ns last advanced. */
   int64_t floor_since_ns;     /* Poll time the ack floor took its value. */
-  /* While the floor stands: whether later messages were acked, the poll
-   * time of the first such ack, and redeliveries counted after it. */
-  bool acked_since_floor;
+  /* While the floor stands with later messages acked: the poll time of
+   * the first such ack, and redeliveries counted after it. */
   int64_t stuck_since_ns;
   int64_t last_stuck_end_ns; /* When the latest stuck period ended. */
-  uint64_t redelivered_since_floor;
   int64_t longest_pin_ns; /* Longest time the floor stood with work pending. */
 
   /* Active findings by class (owned), or NULL. Until the consumer's first
@@ -134,9 +178,14 @@ void nl_registry_sweep(nl_registry *reg, uint32_t gen,
                        bool (*keep)(const nl_consumer_state *st, void *ud),
                        void (*gone)(nl_consumer_state *st, void *ud), void *ud);
 
-/* Returns the k-th newest sample (0 is the newest), or NULL when the history
- * holds fewer than k + 1 samples. */
-const nl_sample *nl_state_sample(const nl_consumer_state *st, unsigned k);
+/* Returns the latest poll's sample, or NULL when the history is empty. */
+const nl_sample *nl_state_latest(const nl_consumer_state *st);
+
+/* Fills *out with what the history keeps of the k-th newest poll (0 is the
+ * latest). Returns false, leaving *out alone, when the history holds fewer
+ * than k + 1 polls. */
+bool nl_state_past(const nl_consumer_state *st, unsigned k,
+                   nl_past_sample *out);
 
 /* Returns st's findings array (st->active) made writable, allocating it on
  * the first call for st; NULL when memory runs out (st->active is then

@@ -257,7 +257,8 @@ char *nl_view_streams(const nl_snapshot_set *set, nl_registry *reg,
   return nl_json_take_text(doc, len);
 }
 
-static struct json_object *sample_object(const nl_sample *s) {
+/* The fields the history keeps of every poll. */
+static struct json_object *past_object(const nl_past_sample *s) {
   struct json_object *o = json_object_new_object();
   if (o == NULL)
     return NULL;
@@ -265,15 +266,8 @@ static struct json_object *sample_object(const nl_sample *s) {
   nl_json_add_number(o, "t_ms", (double)(s->t_ns / 1000000));
   nl_json_add_number(o, "delivered_consumer_seq",
                      (double)s->delivered_consumer_seq);
-  nl_json_add_number(o, "delivered_stream_seq",
-                     (double)s->delivered_stream_seq);
-  nl_json_add_number(o, "ack_floor_stream_seq",
-                     (double)s->ack_floor_stream_seq);
-  nl_json_add_time(o, "ack_floor_last_active", s->ack_last_ns);
   nl_json_add_number(o, "num_ack_pending", (double)s->num_ack_pending);
   nl_json_add_number(o, "num_pending", (double)s->num_pending);
-  nl_json_add_number(o, "num_redelivered", (double)s->num_redelivered);
-  nl_json_add_number(o, "stream_first_seq", (double)s->stream_first_seq);
   nl_json_add_number(o, "redeliveries", (double)s->redeliveries);
   json_object_object_add(o, "beyond_expiry",
                          json_object_new_boolean(s->beyond_expiry));
@@ -281,6 +275,16 @@ static struct json_object *sample_object(const nl_sample *s) {
                          json_object_new_boolean(s->floor_moved));
   json_object_object_add(o, "acked", json_object_new_boolean(s->acked));
   return o;
+}
+
+/* Adds what only the latest poll keeps to its object o. */
+static void add_latest_fields(struct json_object *o, const nl_sample *s) {
+  nl_json_add_number(o, "delivered_stream_seq",
+                     (double)s->delivered_stream_seq);
+  nl_json_add_number(o, "ack_floor_stream_seq",
+                     (double)s->ack_floor_stream_seq);
+  nl_json_add_time(o, "ack_floor_last_active", s->ack_last_ns);
+  nl_json_add_number(o, "num_redelivered", (double)s->num_redelivered);
 }
 
 char *nl_view_history(nl_registry *reg, const char *stream,
@@ -307,7 +311,11 @@ char *nl_view_history(nl_registry *reg, const char *stream,
   nl_json_add_number(doc, "lost_total", (double)st->lost_total);
   nl_json_add_number(doc, "capacity", NL_HISTORY_LEN);
   for (unsigned k = st->count; k-- > 0;) {
-    struct json_object *so = sample_object(nl_state_sample(st, k));
+    nl_past_sample ps;
+    nl_state_past(st, k, &ps);
+    struct json_object *so = past_object(&ps);
+    if (so != NULL && k == 0)
+      add_latest_fields(so, nl_state_latest(st));
     if (so == NULL) {
       json_object_put(doc);
       json_object_put(arr);

@@ -120,6 +120,13 @@ def main():
                         f"`ConsumerValues all` (collectd's own value cache holding {r['consumers'] * 18:,} series), "
                         f"against the reference's {REF_RSS_MB_AT_5000} MB"
                         if "collectd_rss_growth_kb" in r else "") + ".")
+    ten = [r for r in table if r["topology"] == "single" and r["consumers"] == 10000
+           and "collectd_rss_growth_none_kb" in r]
+    if ten:
+        g = ten[0]["collectd_rss_growth_none_kb"] / 1024
+        lines.append("")
+        lines.append(f"At 10,000 consumers, collectd grows by {g:.1f} MB with `ConsumerValues none` "
+                     f"(target: under 10 MB; {'met' if g < 10 else 'not met'}).")
     split = [r for r in table if "collectd_anon_growth_kb" in r]
     if split:
         lines.append("")
@@ -165,7 +172,8 @@ def main():
                  "the per-consumer history and what a poll leaves behind), and of it the heap in use "
                  "after the last poll (malloc's count of live bytes: the history itself); collectd RSS growth is the "
                  "resident memory of collectd with the plugin after several polls (Interval 5) minus "
-                 "the same collectd without it (both run collectd's `load` plugin, so that collectd's own read "
+                 "the same collectd without it, each the median of samples taken once a second "
+                 "between and across polls over several runs (both run collectd's `load` plugin, so that collectd's own read "
                  "and write threads are in both). With `ConsumerValues all` (the default) each consumer "
                  "adds 18 value lists to collectd's own value cache; `ConsumerValues none` keeps the "
                  "findings (notifications, health events, REST) and the stream values but dispatches no "

@@ -7,7 +7,10 @@
 #   - nl-bench poll: NL_BENCH_POLLS polls through the plugin's own code,
 #     repeated NL_BENCH_RUNS times (medians are reported);
 #   - collectd with the plugin (Interval 5): resident memory growth after
-#     NL_BENCH_COLLECTD_POLLS polls, against the same collectd without it.
+#     NL_BENCH_COLLECTD_POLLS polls, against the same collectd without it:
+#     the median of NL_BENCH_RSS_SAMPLES samples 1 s apart (a poll's
+#     short peak is not the memory held between polls), over
+#     NL_BENCH_COLLECTD_RUNS runs of collectd with and without the plugin.
 # At one size (NL_BENCH_RATE_SIZE, 1,000 consumers) the polls are repeated
 # 1 s apart while publishers write NL_BENCH_RATES messages per second: the
 # poll's cost must not depend on the message rate. Then the 3-node cluster
@@ -20,6 +23,8 @@ SIZES=${NL_BENCH_SIZES:-"10x10 10x100 10x500 10x1000"}
 POLLS=${NL_BENCH_POLLS:-7}
 RUNS=${NL_BENCH_RUNS:-3}
 CD_POLLS=${NL_BENCH_COLLECTD_POLLS:-4}
+RSS_SAMPLES=${NL_BENCH_RSS_SAMPLES:-10}
+CD_RUNS=${NL_BENCH_COLLECTD_RUNS:-2}
 PORT=14260
 OUT=${NL_BENCH_OUT:-results}
 mkdir -p "$OUT"
@@ -33,7 +38,8 @@ rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 # collectd_rss MODE: starts collectd (Interval 5, with the load plugin)
 # against PORT, without the plugin (MODE off) or with it and ConsumerValues
 # MODE (all, none), waits for CD_POLLS polls and prints its resident memory
-# in kB: total, anonymous (heap, stacks) and mapped files (libraries).
+# in kB, one line per sample (RSS_SAMPLES, 1 s apart): total, anonymous
+# (heap, stacks) and mapped files (libraries).
 collectd_rss() {
   local with=$1 conf pid i rss
   mkdir -p "$NL_TMP/cd-$with/plugins"
@@ -70,11 +76,21 @@ EOF
   collectd -f -C "$conf" >/dev/null 2>&1 &
   pid=$!
   sleep $((CD_POLLS * 5 + 2))
-  rss=$(awk '/^(VmRSS|RssAnon|RssFile):/ { printf "%s ", $2 }' \
-    "/proc/$pid/status")
+  for ((i = 0; i < RSS_SAMPLES; i++)); do
+    awk '/^(VmRSS|RssAnon|RssFile):/ { printf "%s ", $2 } END { print "" }' \
+      "/proc/$pid/status"
+    sleep 1
+  done
   kill "$pid"
   wait "$pid" 2>/dev/null
-  echo "$rss"
+}
+
+# median_rss: reads sample lines (total anon file) and prints the median
+# of each column.
+median_rss() {
+  python3 -c 'import statistics, sys
+rows = [list(map(int, l.split())) for l in sys.stdin if len(l.split()) == 3]
+print(*(int(statistics.median(c)) for c in zip(*rows)))'
 }
 
 bench_size() {
@@ -84,10 +100,16 @@ bench_size() {
     echo "{\"topology\":\"$topo\",\"streams\":$streams,\"per_stream\":$consumers,\"run\":$i,\"bench\":$line}" >>"$JSON"
   done
   if [ "$topo" = single ]; then
-    local r0 a0 f0 r1 a1 f1 r2 a2 f2
-    read -r r0 a0 f0 <<<"$(collectd_rss off)"
-    read -r r1 a1 f1 <<<"$(collectd_rss all)"
-    read -r r2 a2 f2 <<<"$(collectd_rss none)"
+    local r0 a0 f0 r1 a1 f1 r2 a2 f2 off="" none=""
+    # Without the plugin and with ConsumerValues none in turn, so that a
+    # drift of the machine's page cache falls on both.
+    for ((i = 0; i < CD_RUNS; i++)); do
+      off+=$(collectd_rss off)$'\n'
+      none+=$(collectd_rss none)$'\n'
+    done
+    read -r r0 a0 f0 <<<"$(median_rss <<<"$off")"
+    read -r r2 a2 f2 <<<"$(median_rss <<<"$none")"
+    read -r r1 a1 f1 <<<"$(collectd_rss all | median_rss)"
     echo "{\"topology\":\"$topo\",\"streams\":$streams,\"per_stream\":$consumers,\"collectd_rss_kb_without\":$r0,\"collectd_rss_kb_with\":$r1,\"collectd_rss_kb_with_none\":$r2,\"anon_kb\":[$a0,$a1,$a2],\"file_kb\":[$f0,$f1,$f2]}" >>"$JSON"
   fi
 }

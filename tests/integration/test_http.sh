@@ -356,6 +356,14 @@ if nl_start_collectd "<Instance \"plain\">
 else
   nl_fail lazy-library/no-listen-no-map "collectd without Listen did not poll"
 fi
+# Nor does the plugin need libm (about 320 kB resident in collectd for one
+# llround call before).
+needed=$(objdump -p "$NL_PLUGIN" | awk '$1 == "NEEDED" { printf "%s ", $2 }')
+case "$needed" in
+*libm.so*) nl_fail lazy-library/no-libm "NEEDED: $needed" ;;
+*libnats*) nl_pass lazy-library/no-libm "NEEDED: $needed" ;;
+*) nl_fail lazy-library/no-libm "cannot read NEEDED of $NL_PLUGIN: $needed" ;;
+esac
 kill "$NL_COLLECTD_PID" 2>/dev/null
 
 # A libmicrohttpd.so.12 without its functions (an empty shared object found

@@ -34,18 +34,18 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
 }
 
 #define TESTS(X)                                                               \
-  X(test_advisory_parse_fixtures)                                            \
-  X(test_advisory_parse_hostile)                                             \
-  X(test_advisory_queue_bounded)                                             \
-  X(test_max_deliver_exhausted_from_advisory)                                \
-  X(test_max_deliver_exhausted_polled_lower_bound)                           \
-  X(test_nak_storm_from_advisories)                                          \
-  X(test_deleted_advisory_clears_at_once)                                    \
-  X(test_config_classes_follow_audit)                                        \
-  X(test_interest_no_consumers)                                              \
-  X(test_single_replica_and_unobservable)                                    \
-  X(test_push_unbound)                                                       \
-  X(test_retention_risk_forecast)                                            \
+  X(test_advisory_parse_fixtures)                                              \
+  X(test_advisory_parse_hostile)                                               \
+  X(test_advisory_queue_bounded)                                               \
+  X(test_max_deliver_exhausted_from_advisory)                                  \
+  X(test_max_deliver_exhausted_polled_lower_bound)                             \
+  X(test_nak_storm_from_advisories)                                            \
+  X(test_deleted_advisory_clears_at_once)                                      \
+  X(test_config_classes_follow_audit)                                          \
+  X(test_interest_no_consumers)                                                \
+  X(test_single_replica_and_unobservable)                                      \
+  X(test_push_unbound)                                                         \
+  X(test_retention_risk_forecast)                                              \
   X(test_parse_stream_list_inline)                                             \
   X(test_parse_api_error)                                                      \
   X(test_parse_malformed_replies)                                              \
@@ -91,7 +91,7 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_busy_long_ack_wait_not_missing_progress)                              \
   X(test_ack_wait_violation_fires_and_clears)                                  \
   X(test_ack_wait_counts_redeliveries_acked_between_polls)                     \
-  X(test_ack_wait_with_polls_much_shorter_than_ack_wait)                      \
+  X(test_ack_wait_with_polls_much_shorter_than_ack_wait)                       \
   X(test_single_redelivery_is_not_a_finding)                                   \
   X(test_crash_redelivery_burst_is_not_a_finding)                              \
   X(test_crash_redeliveries_spread_over_polls)                                 \
@@ -132,7 +132,10 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_hostile_stream_names)                                                 \
   X(test_hostile_deep_and_odd_json)                                            \
   X(test_nkey_public_from_seed)                                                \
-  X(test_nkey_bad_seeds)
+  X(test_nkey_bad_seeds)                                                       \
+  X(test_history_past_samples_exact)                                           \
+  X(test_history_restarts_on_huge_step)                                        \
+  X(test_history_times_to_the_millisecond)
 
 #define DECLARE(name) void name(void);
 TESTS(DECLARE)

@@ -225,10 +225,22 @@ void test_view_history(void) {
     prev = t;
   }
   CHECK(prev == (fx.t - SEC) / 1000000);
+  /* Each poll's delivered count, 10 apart; only the latest poll keeps
+   * every field. */
+  for (size_t i = 0; i < NL_HISTORY_LEN; i++) {
+    struct json_object *si = json_object_array_get_idx(samples, i);
+    CHECK(json_object_get_int(get(si, "delivered_consumer_seq")) ==
+          (int)fx.consumers[1].delivered_consumer_seq -
+              10 * (NL_HISTORY_LEN - 1 - (int)i));
+    struct json_object *v = NULL;
+    CHECK(json_object_object_get_ex(si, "delivered_stream_seq", &v) ==
+          (i == NL_HISTORY_LEN - 1));
+    CHECK(json_object_object_get_ex(si, "num_pending", &v));
+  }
   struct json_object *last =
       json_object_array_get_idx(samples, NL_HISTORY_LEN - 1);
-  CHECK(json_object_get_int(get(last, "delivered_consumer_seq")) ==
-        (int)fx.consumers[1].delivered_consumer_seq);
+  CHECK(json_object_get_int(get(last, "delivered_stream_seq")) ==
+        (int)fx.consumers[1].delivered_stream_seq);
   json_object_put(doc);
 
   /* Unknown consumers, and a stream/consumer split that does not exist. */
