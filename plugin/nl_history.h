@@ -128,7 +128,7 @@ typedef struct nl_consumer_state {
   int64_t last_ack_change_ns; /* Poll time ack_last_ns last advanced. */
   int64_t floor_since_ns;     /* Poll time the ack floor took its value. */
   /* While the floor stands with later messages acked: the poll time of
-   * the first such ack, and redeliveries counted after it. */
+   * the first such ack. */
   int64_t stuck_since_ns;
   int64_t last_stuck_end_ns; /* When the latest stuck period ended. */
   int64_t longest_pin_ns; /* Longest time the floor stood with work pending. */
