@@ -314,13 +314,13 @@ char *nl_view_history(nl_registry *reg, const char *stream,
     nl_past_sample ps;
     nl_state_past(st, k, &ps);
     struct json_object *so = past_object(&ps);
-    if (so != NULL && k == 0)
-      add_latest_fields(so, nl_state_latest(st));
     if (so == NULL) {
       json_object_put(doc);
       json_object_put(arr);
       return NULL;
     }
+    if (k == 0)
+      add_latest_fields(so, nl_state_latest(st));
     json_object_array_add(arr, so);
   }
   json_object_object_add(doc, "samples", arr);

@@ -32,16 +32,13 @@ JSON="$NL_TMP/bench.jsonl"
 : >"$JSON"
 BENCH=build/nl-bench
 
-# rss_kb PID: resident memory of a process in kB.
-rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
-
 # collectd_rss MODE: starts collectd (Interval 5, with the load plugin)
 # against PORT, without the plugin (MODE off) or with it and ConsumerValues
 # MODE (all, none), waits for CD_POLLS polls and prints its resident memory
 # in kB, one line per sample (RSS_SAMPLES, 1 s apart): total, anonymous
 # (heap, stacks) and mapped files (libraries).
 collectd_rss() {
-  local with=$1 conf pid i rss
+  local with=$1 conf pid i
   mkdir -p "$NL_TMP/cd-$with/plugins"
   cp /usr/lib/collectd/logfile.so /usr/lib/collectd/load.so "$NL_PLUGIN" \
     "$NL_TMP/cd-$with/plugins/"
