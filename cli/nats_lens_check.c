@@ -147,7 +147,7 @@ static int poll_failed(const nlc_options *o, const nl_poll_stats *stats) {
 
 /* The live findings of the engine, as report rows. */
 typedef struct {
-  const nl_poll_config *select;
+  const nl_stream_select *select;
   nlc_row *rows;
   size_t n, cap;
   bool failed;
@@ -155,7 +155,7 @@ typedef struct {
 
 static void collect_live(nl_consumer_state *st, void *arg) {
   live_rows *lr = arg;
-  if (!nl_poll_stream_selected(lr->select, st->stream))
+  if (!nl_stream_selected(lr->select, st->stream))
     return;
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++) {
     if (st->active[cls] == NULL)
@@ -225,10 +225,10 @@ static bool use_color(const nlc_options *o) {
  * returns the exit status. */
 static int report(const nlc_options *o, const char *servers,
                   const nl_snapshot_set *set, nl_engine *e) {
-  nl_poll_config select = {.include = o->include,
-                           .n_include = o->n_include,
-                           .exclude = o->exclude,
-                           .n_exclude = o->n_exclude};
+  nl_stream_select select = {.include = o->include,
+                             .n_include = o->n_include,
+                             .exclude = o->exclude,
+                             .n_exclude = o->n_exclude};
   nl_audit_result audit = {0};
   live_rows live = {.select = &select};
   if (nl_audit_run(set, &select, &o->audit, &audit) != 0 ||
@@ -243,9 +243,9 @@ static int report(const nlc_options *o, const char *servers,
                   .samples = o->samples,
                   .checked_at_ns = clock_ns(CLOCK_REALTIME)};
   for (size_t i = 0; i < set->n_streams; i++)
-    r.streams += nl_poll_stream_selected(&select, set->streams[i].name);
+    r.streams += nl_stream_selected(&select, set->streams[i].name);
   for (size_t i = 0; i < set->n_consumers; i++)
-    r.consumers += nl_poll_stream_selected(&select, set->consumers[i].stream);
+    r.consumers += nl_stream_selected(&select, set->consumers[i].stream);
   r.rows = calloc(audit.n + live.n + 1, sizeof(*r.rows));
   if (r.rows == NULL) {
     nl_audit_result_free(&audit);

@@ -33,10 +33,7 @@ typedef struct {
   char *name;
   char **urls;
   size_t n_urls;
-  char **include;
-  size_t n_include;
-  char **exclude;
-  size_t n_exclude;
+  nl_stream_select select; /* Stream and ExcludeStream. */
   double timeout_s;
   cdtime_t interval;
   char *user;
@@ -115,8 +112,8 @@ static void instance_free(void *arg) {
   pthread_mutex_destroy(&inst->engine_lock);
   free(inst->name);
   free_list(inst->urls, inst->n_urls);
-  free_list(inst->include, inst->n_include);
-  free_list(inst->exclude, inst->n_exclude);
+  free_list(inst->select.include, inst->select.n_include);
+  free_list(inst->select.exclude, inst->select.n_exclude);
   free(inst->user);
   free(inst->password);
   free(inst->token);
@@ -267,9 +264,11 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
       if (status == 0)
         status = check_url(inst->name, inst->urls[inst->n_urls - 1]);
     } else if (strcasecmp("Stream", key) == 0)
-      status = config_append(child, &inst->include, &inst->n_include);
+      status =
+          config_append(child, &inst->select.include, &inst->select.n_include);
     else if (strcasecmp("ExcludeStream", key) == 0)
-      status = config_append(child, &inst->exclude, &inst->n_exclude);
+      status =
+          config_append(child, &inst->select.exclude, &inst->select.n_exclude);
     else if (strcasecmp("ConsumerValues", key) == 0)
       status = config_consumer_values(child, inst);
     else if (strcasecmp("ConsumerValuesLimit", key) == 0)
@@ -792,11 +791,7 @@ static _Thread_local bool draining_in_read;
  * Include/Exclude options leave out, and consumers already held, are left
  * to the polls. */
 static void refresh_created(nl_instance *inst, const nl_advisory *a) {
-  nl_poll_config sel = {.include = inst->include,
-                        .n_include = inst->n_include,
-                        .exclude = inst->exclude,
-                        .n_exclude = inst->n_exclude};
-  if (draining_in_read || !nl_poll_stream_selected(&sel, a->stream))
+  if (draining_in_read || !nl_stream_selected(&inst->select, a->stream))
     return;
   pthread_mutex_lock(&inst->engine_lock);
   bool known = nl_engine_knows(inst->engine, a->stream, a->consumer);
@@ -885,10 +880,7 @@ static int nl_read(user_data_t *ud) {
             inst->name, err);
 
   nl_poll_config pc = {
-      .include = inst->include,
-      .n_include = inst->n_include,
-      .exclude = inst->exclude,
-      .n_exclude = inst->n_exclude,
+      .select = inst->select,
       .budget_ns = (int64_t)CDTIME_T_TO_NS(plugin_get_interval()),
   };
   nl_snapshot_set set = {0};

@@ -2,6 +2,7 @@
  * nl_advfetch.h). */
 #include "nl_advfetch.h"
 
+#include "nl_names.h"
 #include "nl_parse.h"
 
 #include <stdio.h>

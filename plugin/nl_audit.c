@@ -703,22 +703,21 @@ nl_class nl_audit_plugin_class(nl_audit_class cls) {
   }
 }
 
-int nl_audit_run(const nl_snapshot_set *set, const nl_poll_config *select,
+int nl_audit_run(const nl_snapshot_set *set, const nl_stream_select *select,
                  const nl_audit_params *p, nl_audit_result *out) {
   audit_run a = {set, p, out, false, 0};
   for (size_t i = 0; i < set->n_streams && !a.failed; i++)
-    if (select == NULL || nl_poll_stream_selected(select, set->streams[i].name))
+    if (nl_stream_selected(select, set->streams[i].name))
       audit_stream(&a, &set->streams[i]);
   for (size_t i = 0; i < set->n_missing_streams && !a.failed; i++)
-    if (select == NULL ||
-        nl_poll_stream_selected(select, set->missing_streams[i]))
+    if (nl_stream_selected(select, set->missing_streams[i]))
       rule_unobservable(&a, set->missing_streams[i], -1);
   for (size_t i = 0; i < set->n_consumers && !a.failed; i++) {
     const nl_consumer_snap *c = &set->consumers[i];
     if (c->stream_index >= set->n_streams)
       continue;
     const nl_stream_snap *s = &set->streams[c->stream_index];
-    if (select == NULL || nl_poll_stream_selected(select, s->name))
+    if (nl_stream_selected(select, s->name))
       audit_consumer(&a, c, s);
   }
   return a.failed ? -1 : 0;

@@ -11,7 +11,7 @@
 #define NL_AUDIT_H
 
 #include "nl_finding.h"
-#include "nl_poll.h"
+#include "nl_select.h"
 #include "nl_snapshot.h"
 
 typedef enum {
@@ -67,7 +67,7 @@ typedef struct {
  * out still count as dead-letter destinations. The findings borrow names
  * from set: use them only while set lives. Returns 0, or -1 when memory
  * runs out (out then holds what was found so far). */
-int nl_audit_run(const nl_snapshot_set *set, const nl_poll_config *select,
+int nl_audit_run(const nl_snapshot_set *set, const nl_stream_select *select,
                  const nl_audit_params *p, nl_audit_result *out);
 
 /* Audits one stream (by index in set) or one consumer, like nl_audit_run

@@ -6,7 +6,6 @@
 
 #include "nl_json.h"
 #include "nl_names.h"
-#include "nl_poll.h"
 
 bool nl_event_prefix_valid(const char *prefix) {
   size_t len = strlen(prefix);

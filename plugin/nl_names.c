@@ -55,3 +55,12 @@ int nl_name_fit(const char *in, char *out, size_t outlen) {
 int nl_name_token(const char *in, char *out, size_t outlen) {
   return fit(in, out, outlen, token_unsafe, 1);
 }
+
+bool nl_subject_token_valid(const char *name) {
+  if (name[0] == '\0')
+    return false;
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+    if (token_unsafe(*p))
+      return false;
+  return true;
+}

@@ -2,6 +2,7 @@
 #ifndef NL_NAMES_H
 #define NL_NAMES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Writes into out (outlen bytes, at least 16) a name collectd can hold:
@@ -17,5 +18,9 @@ int nl_name_fit(const char *in, char *out, size_t outlen);
  * wildcard), and an empty name becomes "~xxxxxxxx". Returns 1 when the
  * name was changed, 0 when copied as is. */
 int nl_name_token(const char *in, char *out, size_t outlen);
+
+/* Returns true when name can stand as one token of a NATS subject as it
+ * is: not empty, and none of the characters nl_name_token replaces. */
+bool nl_subject_token_valid(const char *name);
 
 #endif

@@ -1,9 +1,9 @@
 /* nl_poll.c: one poll of the JetStream API through a request function. */
 #include "nl_poll.h"
 
+#include "nl_names.h"
 #include "nl_parse.h"
 
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,24 +13,6 @@ static int64_t monotonic_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-bool nl_subject_token_valid(const char *name) {
-  if (name[0] == '\0')
-    return false;
-  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-    if (*p <= ' ' || *p == '.' || *p == '*' || *p == '>' || *p == 0x7f)
-      return false;
-  return true;
-}
-
-bool nl_poll_stream_selected(const nl_poll_config *cfg, const char *name) {
-  bool in = cfg->n_include == 0;
-  for (size_t i = 0; i < cfg->n_include && !in; i++)
-    in = fnmatch(cfg->include[i], name, 0) == 0;
-  for (size_t i = 0; i < cfg->n_exclude && in; i++)
-    in = fnmatch(cfg->exclude[i], name, 0) != 0;
-  return in;
 }
 
 /* Records the first error of the poll. */
@@ -185,7 +167,7 @@ int nl_poll_run(const nl_poll_config *cfg, nl_request_fn request, void *ctx,
   /* Keep only the selected streams, in order. */
   size_t kept = 0;
   for (size_t i = 0; i < set->n_streams; i++) {
-    if (nl_poll_stream_selected(cfg, set->streams[i].name))
+    if (nl_stream_selected(&cfg->select, set->streams[i].name))
       set->streams[kept++] = set->streams[i];
     else
       nl_stream_snap_clear(&set->streams[i]);
@@ -195,7 +177,7 @@ int nl_poll_run(const nl_poll_config *cfg, nl_request_fn request, void *ctx,
    * when selected, so that their consumers count as unobservable. */
   kept = 0;
   for (size_t i = 0; i < set->n_missing_streams; i++) {
-    if (nl_poll_stream_selected(cfg, set->missing_streams[i])) {
+    if (nl_stream_selected(&cfg->select, set->missing_streams[i])) {
       set->missing_streams[kept++] = set->missing_streams[i];
       note_error(stats, "STREAM.LIST",
                  "stream reported missing (its leader did not answer)");

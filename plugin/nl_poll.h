@@ -7,6 +7,7 @@
 #ifndef NL_POLL_H
 #define NL_POLL_H
 
+#include "nl_select.h"
 #include "nl_snapshot.h"
 
 /* Sends payload to subject and waits for one reply. On success returns 0 and
@@ -17,13 +18,10 @@ typedef int (*nl_request_fn)(void *ctx, const char *subject,
                              size_t *reply_len, char *err, size_t errlen);
 
 typedef struct {
-  char **include; /* Stream name globs (fnmatch); none means all. */
-  size_t n_include;
-  char **exclude;
-  size_t n_exclude;
-  const char *api_prefix; /* "$JS.API" when NULL. */
-  size_t max_pages;       /* Per listing; 0 means 1000. */
-  int64_t budget_ns;      /* Stop requesting after this long; 0: no limit. */
+  nl_stream_select select; /* The streams listed for their consumers. */
+  const char *api_prefix;  /* "$JS.API" when NULL. */
+  size_t max_pages;        /* Per listing; 0 means 1000. */
+  int64_t budget_ns;       /* Stop requesting after this long; 0: no limit. */
 } nl_poll_config;
 
 typedef struct {
@@ -34,13 +32,6 @@ typedef struct {
   bool cut_off;                /* The budget ran out before the poll ended. */
   char first_error[256];       /* The first error of this poll, or "". */
 } nl_poll_stats;
-
-/* Returns true when name can stand as one token of a NATS subject: no
- * white space, control characters, '.', '*' or '>'. */
-bool nl_subject_token_valid(const char *name);
-
-/* Returns true when name is selected by the include and exclude globs. */
-bool nl_poll_stream_selected(const nl_poll_config *cfg, const char *name);
 
 /* Runs one poll into set (which must be empty) and fills stats. Returns 0
  * when the stream list was read (some consumer lists may still have failed;

@@ -40,7 +40,7 @@ static nl_consumer_snap *add_consumer(nl_snapshot_set *set, size_t stream,
 
 /* Runs the audit on every stream and checks that each finding is complete
  * (name, description, fix command, recommendation). */
-static void audit(const nl_snapshot_set *set, const nl_poll_config *select,
+static void audit(const nl_snapshot_set *set, const nl_stream_select *select,
                   nl_audit_result *r) {
   nl_audit_params p;
   nl_audit_params_default(&p);
@@ -230,7 +230,7 @@ void test_audit_max_deliver(void) {
       strdup("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.S.caught");
   set.streams[d].n_subjects = 2;
   char *only_s[] = {"S"};
-  nl_poll_config select = {.include = only_s, .n_include = 1};
+  nl_stream_select select = {.include = only_s, .n_include = 1};
   nl_audit_result r;
   audit(&set, &select, &r);
   const nl_audit_finding *f =
@@ -474,7 +474,7 @@ void test_audit_unobservable_and_selection(void) {
   nl_consumer_snap *c = add_consumer(&set, s, "bad");
   c->ack_policy = NL_ACK_NONE;
   char *exclude[] = {"IGN*"};
-  nl_poll_config select = {.exclude = exclude, .n_exclude = 1};
+  nl_stream_select select = {.exclude = exclude, .n_exclude = 1};
   nl_audit_result r;
   audit(&set, &select, &r);
   const nl_audit_finding *f = find(&r, NL_AUDIT_UNOBSERVABLE, "PARTIAL", NULL);

@@ -110,7 +110,7 @@ static char *exclude_globs[] = {"skip_*"};
 
 void test_poll_pages_through_consumers(void) {
   fake_server f = {.n_consumers = 600};
-  nl_poll_config cfg = {.exclude = exclude_globs, .n_exclude = 1};
+  nl_poll_config cfg = {.select = {.exclude = exclude_globs, .n_exclude = 1}};
   nl_snapshot_set set = {0};
   nl_poll_stats stats;
   CHECK(nl_poll_run(&cfg, fake_request, &f, &set, &stats) == 0);
@@ -205,12 +205,13 @@ void test_poll_never_requests_hostile_subjects(void) {
 void test_poll_stream_globs(void) {
   char *inc[] = {"ORD*", "PAY"};
   char *exc[] = {"ORDERS_TEST"};
-  nl_poll_config cfg = {
+  nl_stream_select cfg = {
       .include = inc, .n_include = 2, .exclude = exc, .n_exclude = 1};
-  CHECK(nl_poll_stream_selected(&cfg, "ORDERS"));
-  CHECK(nl_poll_stream_selected(&cfg, "PAY"));
-  CHECK(!nl_poll_stream_selected(&cfg, "PAYMENTS"));
-  CHECK(!nl_poll_stream_selected(&cfg, "ORDERS_TEST"));
-  nl_poll_config all = {0};
-  CHECK(nl_poll_stream_selected(&all, "anything"));
+  CHECK(nl_stream_selected(&cfg, "ORDERS"));
+  CHECK(nl_stream_selected(&cfg, "PAY"));
+  CHECK(!nl_stream_selected(&cfg, "PAYMENTS"));
+  CHECK(!nl_stream_selected(&cfg, "ORDERS_TEST"));
+  nl_stream_select all = {0};
+  CHECK(nl_stream_selected(&all, "anything"));
+  CHECK(nl_stream_selected(NULL, "anything"));
 }
