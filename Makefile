@@ -33,22 +33,36 @@ TEST_ENV := NL_BUILD=$(BUILD) NL_PLUGIN=$(abspath $(PLUGIN)) NL_SANITIZE=1 \
 	NL_ASAN_LIB=$(shell $(CC) -print-file-name=libasan.so)
 endif
 
-# nl_http.c (the REST API and dashboard server) is linked into the plugin
-# only, so libnlcore.a and the fuzz targets need neither its header nor the
-# generated dashboard header. Nothing links libmicrohttpd: nl_http.c opens
-# libmicrohttpd.so.12 with dlopen when an instance sets Listen, so a
-# collectd without Listen never maps it or GnuTLS (<microhttpd.h> is still
-# needed to build).
-HTTP_OBJ := $(BUILD)/nl_http.o
-CORE_SRC := $(filter-out plugin/nats_lens.c plugin/nl_http.c,\
-	$(wildcard plugin/nl_*.c))
+# The plugin's layers, one folder each under plugin/, each depending only on
+# the ones below it (docs/architecture.md; `make check-layers` enforces it):
+#   plugin/core/   JSON to snapshots, history, detectors, findings, views:
+#                  json-c and libc only (libnlcore.a)
+#   plugin/jsapi/  the JetStream API: cnats transport, NKey signing, polling
+#                  and paging, advisory subscription, queue and thread
+#                  (libnljsapi.a)
+#   plugin/http/   the REST API and dashboard (linked into the plugin only)
+#   plugin/nats_lens.c  the collectd glue
+# Sources include a header of their own layer by its name and one of
+# another layer by its folder ("core/nl_engine.h"), with -Iplugin only, so a
+# file cannot reach a layer above its own by accident. Nothing links
+# libmicrohttpd: nl_http.c opens libmicrohttpd.so.12 with dlopen when an
+# instance sets Listen, so a collectd without Listen never maps it or GnuTLS
+# (<microhttpd.h> is still needed to build).
+CORE_SRC := $(wildcard plugin/core/nl_*.c)
 CORE_OBJ := $(patsubst plugin/%.c,$(BUILD)/%.o,$(CORE_SRC))
 CORE_LIB := $(BUILD)/libnlcore.a
+JSAPI_SRC := $(wildcard plugin/jsapi/nl_*.c)
+JSAPI_OBJ := $(patsubst plugin/%.c,$(BUILD)/%.o,$(JSAPI_SRC))
+JSAPI_LIB := $(BUILD)/libnljsapi.a
+HTTP_SRC := $(wildcard plugin/http/nl_*.c)
+HTTP_OBJ := $(patsubst plugin/%.c,$(BUILD)/%.o,$(HTTP_SRC))
+HEADERS := $(wildcard plugin/*/*.h)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(BUILD)/unit_tests
 INJECT := tests/tools/nl-inject
 
-.PHONY: bench all test unit integration demo clean format check-format fuzz fuzz-build
+.PHONY: bench all test unit integration demo clean format check-format \
+	check-layers fuzz fuzz-build
 
 # nats-lens-check, the one-shot audit command (cli/), linked with the same
 # core as the plugin. With SANITIZE=1 it is built into build/san and the
@@ -61,45 +75,56 @@ endif
 
 all: $(PLUGIN) $(CHECK)
 
-$(CHECK): $(wildcard cli/*.c) cli/*.h plugin/*.h $(CORE_LIB)
+$(CHECK): $(wildcard cli/*.c) cli/*.h $(HEADERS) $(JSAPI_LIB) $(CORE_LIB)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Iplugin -Icli -o $@ $(wildcard cli/*.c) \
-		$(CORE_LIB) $(LIBS) $(LDSAN)
+		$(JSAPI_LIB) $(CORE_LIB) $(LIBS) $(LDSAN)
 
-$(BUILD):
-	mkdir -p $(BUILD)
+$(BUILD)/core $(BUILD)/jsapi $(BUILD)/http:
+	mkdir -p $@
 
-$(BUILD)/%.o: plugin/%.c plugin/*.h VERSION | $(BUILD)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -c -o $@ $<
+$(BUILD)/core/%.o: plugin/core/%.c $(HEADERS) VERSION | $(BUILD)/core
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Iplugin -c -o $@ $<
+
+$(BUILD)/jsapi/%.o: plugin/jsapi/%.c $(HEADERS) VERSION | $(BUILD)/jsapi
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Iplugin -c -o $@ $<
+
+$(BUILD)/http/%.o: plugin/http/%.c $(HEADERS) $(BUILD)/nl_dashboard_html.h \
+		VERSION | $(BUILD)/http
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Iplugin -I$(BUILD) -c -o $@ $<
 
 $(CORE_LIB): $(CORE_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/nats_lens.o: plugin/nats_lens.c plugin/*.h | $(BUILD)
-	$(CC) $(BASE_CFLAGS) $(PLUGIN_CFLAGS) $(CFLAGS) -c -o $@ $<
+$(JSAPI_LIB): $(JSAPI_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/nats_lens.o: plugin/nats_lens.c $(HEADERS) | $(BUILD)/core
+	$(CC) $(BASE_CFLAGS) $(PLUGIN_CFLAGS) $(CFLAGS) -Iplugin -c -o $@ $<
 
 # The dashboard page, embedded in nl_http.o as a byte array (xxd).
-$(BUILD)/nl_dashboard_html.h: plugin/nl_dashboard.html | $(BUILD)
+$(BUILD)/nl_dashboard_html.h: plugin/http/nl_dashboard.html | $(BUILD)/http
 	xxd -i -n nl_dashboard_html $< | sed 's/^unsigned/static const unsigned/' >$@
 
-$(HTTP_OBJ): $(BUILD)/nl_dashboard_html.h
-$(HTTP_OBJ): BASE_CFLAGS += -I$(BUILD)
+$(PLUGIN): $(BUILD)/nats_lens.o $(HTTP_OBJ) $(JSAPI_LIB) $(CORE_LIB)
+	$(CC) -shared $(LDSAN) -o $@ $(BUILD)/nats_lens.o $(HTTP_OBJ) \
+		$(JSAPI_LIB) $(CORE_LIB) $(LIBS)
 
-$(PLUGIN): $(BUILD)/nats_lens.o $(HTTP_OBJ) $(CORE_LIB)
-	$(CC) -shared $(LDSAN) -o $@ $(BUILD)/nats_lens.o $(HTTP_OBJ) $(CORE_LIB) \
-		$(LIBS)
+# The unit tests cover the core, the request-function parts of jsapi
+# (polling, paging, the advisory queue and fetch) and the REST routes.
+$(UNIT_BIN): $(UNIT_SRC) tests/unit/*.h $(BUILD)/http/nl_route.o $(JSAPI_LIB) \
+		$(CORE_LIB)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Iplugin -o $@ $(UNIT_SRC) \
+		$(BUILD)/http/nl_route.o $(JSAPI_LIB) $(CORE_LIB) $(LIBS) $(LDSAN)
 
-$(UNIT_BIN): $(UNIT_SRC) tests/unit/*.h $(CORE_LIB)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Iplugin -o $@ $(UNIT_SRC) $(CORE_LIB) \
-		$(LIBS) $(LDSAN)
-
-$(INJECT): tests/tools/nl_inject.c plugin/nl_nkey.c plugin/nl_nkey.h
-	$(CC) -std=gnu11 -O2 -Wall -Wextra -Iplugin -o $@ $< plugin/nl_nkey.c \
-		-lnats -ljson-c -lcrypto -lpthread
+$(INJECT): tests/tools/nl_inject.c plugin/jsapi/nl_nkey.c plugin/jsapi/nl_nkey.h
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Iplugin -o $@ $< \
+		plugin/jsapi/nl_nkey.c -lnats -ljson-c -lcrypto -lpthread
 
 BENCH_BIN := $(BUILD)/nl-bench
 
-$(BENCH_BIN): tests/bench/nl_bench.c $(CORE_LIB)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Iplugin -o $@ $< $(CORE_LIB) $(LIBS) $(LDSAN)
+$(BENCH_BIN): tests/bench/nl_bench.c $(JSAPI_LIB) $(CORE_LIB)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Iplugin -o $@ $< $(JSAPI_LIB) $(CORE_LIB) \
+		$(LIBS) $(LDSAN)
 
 # Measures the poll path at several sizes; writes results/bench.md.
 bench: $(PLUGIN) $(BENCH_BIN) $(INJECT)
@@ -110,6 +135,11 @@ unit: $(UNIT_BIN)
 
 test: $(PLUGIN) $(CHECK) $(UNIT_BIN) $(INJECT)
 	$(TEST_ENV) tests/run_all.sh
+
+# Fails when a file includes a header of a layer above its own, or a
+# library its layer must not use (tests/check_layers.sh says which).
+check-layers:
+	tests/check_layers.sh
 
 demo:
 	bash tests/demo.sh
@@ -125,7 +155,7 @@ FUZZ_FLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer \
 FUZZ_TARGETS := $(basename $(notdir $(wildcard tests/fuzz/fuzz_*.c)))
 FUZZ_BINS := $(addprefix $(FUZZ_DIR)/,$(FUZZ_TARGETS))
 
-$(FUZZ_DIR)/%: tests/fuzz/%.c $(CORE_SRC) plugin/*.h
+$(FUZZ_DIR)/%: tests/fuzz/%.c $(CORE_SRC) $(HEADERS)
 	mkdir -p $(FUZZ_DIR)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Iplugin -DNL_VERSION='"$(VERSION)"' -o $@ $< \
 		$(CORE_SRC) $(LIBS)
@@ -166,11 +196,12 @@ eval: $(PLUGIN) $(INJECT)
 		TOPOLOGY=$(TOPOLOGY) SOAK=$(SOAK) $(TEST_ENV) tests/eval/eval.sh
 
 format:
-	clang-format -i plugin/*.c plugin/*.h cli/*.c cli/*.h tests/unit/*.c \
-		tests/unit/*.h tests/tools/*.c
+	clang-format -i plugin/*.c plugin/*/*.c $(HEADERS) cli/*.c cli/*.h \
+		tests/unit/*.c tests/unit/*.h tests/tools/*.c
 
 check-format:
-	clang-format --dry-run --Werror plugin/*.c plugin/*.h cli/*.c cli/*.h
+	clang-format --dry-run --Werror plugin/*.c plugin/*/*.c $(HEADERS) \
+		cli/*.c cli/*.h
 
 clean:
 	rm -rf $(BUILD) $(PLUGIN) $(CHECK) $(INJECT) packaging/build

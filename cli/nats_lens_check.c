@@ -7,11 +7,11 @@
  * snapshots through the plugin's engine (nl_engine) to run the live
  * detectors; then it reports (nlc_report) and exits with a status a
  * pipeline or a check runner can act on. Usage: nats-lens-check --help. */
-#include "nl_audit.h"
-#include "nl_engine.h"
-#include "nl_expect.h"
-#include "nl_poll.h"
-#include "nl_transport.h"
+#include "core/nl_audit.h"
+#include "core/nl_engine.h"
+#include "core/nl_expect.h"
+#include "jsapi/nl_poll.h"
+#include "jsapi/nl_transport.h"
 #include "nlc_options.h"
 #include "nlc_report.h"
 

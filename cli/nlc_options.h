@@ -2,8 +2,8 @@
 #ifndef NLC_OPTIONS_H
 #define NLC_OPTIONS_H
 
-#include "nl_audit.h"
-#include "nl_expect.h"
+#include "core/nl_audit.h"
+#include "core/nl_expect.h"
 
 #include <stdbool.h>
 #include <stddef.h>

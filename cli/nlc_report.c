@@ -1,7 +1,7 @@
 /* nlc_report.c: text, JSON and Nagios output of nats-lens-check. */
 #include "nlc_report.h"
 
-#include "nl_json.h"
+#include "core/nl_json.h"
 
 #include <json-c/json.h>
 #include <stdlib.h>

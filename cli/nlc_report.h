@@ -3,7 +3,7 @@
 #ifndef NLC_REPORT_H
 #define NLC_REPORT_H
 
-#include "nl_finding.h"
+#include "core/nl_finding.h"
 #include "nlc_options.h"
 
 #include <stdio.h>

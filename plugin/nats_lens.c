@@ -14,14 +14,14 @@
 #include <malloc.h>
 #include <pthread.h>
 
-#include "nl_advfetch.h"
-#include "nl_advrun.h"
-#include "nl_engine.h"
-#include "nl_health.h"
-#include "nl_http.h"
-#include "nl_names.h"
-#include "nl_poll.h"
-#include "nl_transport.h"
+#include "core/nl_engine.h"
+#include "core/nl_health.h"
+#include "core/nl_names.h"
+#include "http/nl_http.h"
+#include "jsapi/nl_advisory_fetch.h"
+#include "jsapi/nl_advisory_thread.h"
+#include "jsapi/nl_poll.h"
+#include "jsapi/nl_transport.h"
 
 #define PLUGIN_NAME "nats_lens"
 #define LOG_PREFIX PLUGIN_NAME " plugin: "
@@ -66,7 +66,7 @@ typedef struct {
    * the lock that serialises it with the read callback around the engine
    * (taken before nl_http_lock). */
   bool advisories;
-  nl_advrun *adv;
+  nl_advisory_thread *adv;
   pthread_mutex_t engine_lock;
   c_complain_t publish_complaint;
   c_complain_t poll_complaint;
@@ -102,13 +102,14 @@ static void instance_free(void *arg) {
   if (inst == NULL)
     return;
   /* The listener and the advisory thread use the engine: stop them first. */
-  nl_advrun_stop(inst->adv);
+  nl_advisory_thread_stop(inst->adv);
   nl_http_stop(inst->http);
   free(inst->listen_host);
   free(inst->listen_port);
   nl_engine_free(inst->engine);
   nl_transport_free(inst->transport);
-  nl_advrun_free(inst->adv); /* After the transport: its callbacks queue. */
+  nl_advisory_thread_free(
+      inst->adv); /* After the transport: its callbacks queue. */
   pthread_mutex_destroy(&inst->engine_lock);
   free(inst->name);
   free_list(inst->urls, inst->n_urls);
@@ -459,8 +460,8 @@ static int config_instance(oconfig_item_t *ci) {
     return -1;
   }
   if (inst->advisories &&
-      (inst->adv = nl_advrun_start(4096, feed_advisories, inst, err,
-                                   sizeof(err))) == NULL) {
+      (inst->adv = nl_advisory_thread_start(4096, feed_advisories, inst, err,
+                                            sizeof(err))) == NULL) {
     ERROR(LOG_PREFIX "Instance \"%s\": %s.", inst->name, err);
     instance_free(inst);
     return -1;
@@ -800,8 +801,9 @@ static void refresh_created(nl_instance *inst, const nl_advisory *a) {
     return;
   nl_snapshot_set set = {0};
   char err[512];
-  if (nl_advfetch_consumer(nl_transport_request, inst->transport, a->stream,
-                           a->consumer, &set, err, sizeof(err)) == 0) {
+  if (nl_advisory_fetch_consumer(nl_transport_request, inst->transport,
+                                 a->stream, a->consumer, &set, err,
+                                 sizeof(err)) == 0) {
     read_ctx rc = read_start(inst);
     nl_engine_sink sink = {NULL, NULL, sink_transition};
     pthread_mutex_lock(&inst->engine_lock);
@@ -844,8 +846,8 @@ static void feed_advisories(void *ud, const nl_advisory *a, size_t n) {
 static void submit_advisory_counts(const read_ctx *rc) {
   if (rc->inst->adv == NULL)
     return;
-  nl_advqueue_counts c;
-  nl_advrun_counts(rc->inst->adv, &c);
+  nl_advisory_queue_counts c;
+  nl_advisory_thread_counts(rc->inst->adv, &c);
   submit_derive(rc, rc->inst->name, "derive", "advisories", c.received);
   submit_derive(rc, rc->inst->name, "derive", "advisories_dropped", c.dropped);
   submit_derive(rc, rc->inst->name, "derive", "advisories_rejected",
@@ -874,7 +876,8 @@ static int nl_read(user_data_t *ud) {
     c_release(LOG_INFO, &inst->connect_complaint,
               LOG_PREFIX "Instance \"%s\": connected to NATS.", inst->name);
   if (inst->adv != NULL &&
-      nl_advrun_subscribe(inst->adv, inst->transport, err, sizeof(err)) != 0)
+      nl_advisory_thread_subscribe(inst->adv, inst->transport, err,
+                                   sizeof(err)) != 0)
     WARNING(LOG_PREFIX "Instance \"%s\": cannot subscribe to the JetStream "
                        "advisories (%s); findings come from polling only.",
             inst->name, err);
@@ -917,7 +920,7 @@ static int nl_read(user_data_t *ud) {
   /* Advisories that arrived before this poll go in first (the advisory
    * thread feeds them too; whichever comes first). */
   draining_in_read = true;
-  nl_advrun_drain(inst->adv);
+  nl_advisory_thread_drain(inst->adv);
   draining_in_read = false;
   pthread_mutex_lock(&inst->engine_lock);
   nl_http_lock(inst->http);

@@ -12,9 +12,9 @@
  *       process's resident memory after the polls.
  *
  * Build: see the Makefile target build/nl-bench. */
-#include "nl_engine.h"
-#include "nl_poll.h"
-#include "nl_transport.h"
+#include "core/nl_engine.h"
+#include "jsapi/nl_poll.h"
+#include "jsapi/nl_transport.h"
 
 #include <malloc.h>
 #include <nats/nats.h>

@@ -8,8 +8,8 @@
  * every detector. The sanitizers catch any memory or undefined-behaviour
  * fault; a parse failure must come with a reason. */
 #define _GNU_SOURCE /* memmem */
-#include "nl_engine.h"
-#include "nl_parse.h"
+#include "core/nl_engine.h"
+#include "core/nl_parse.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  *
  * Build (make tests/tools/nl-inject):
  *   cc -std=gnu11 -O2 -Wall -Wextra -Iplugin -o tests/tools/nl-inject \
- *     tests/tools/nl_inject.c plugin/nl_nkey.c -lnats -ljson-c -lcrypto \
+ *     tests/tools/nl_inject.c plugin/jsapi/nl_nkey.c -lnats -ljson-c -lcrypto \
  *     -lpthread
  *
  * Every JetStream operation is a raw JSON request on a `$JS.API.` subject so
@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nl_nkey.h"
+#include "jsapi/nl_nkey.h"
 
 #define DEFAULT_SERVER "nats://127.0.0.1:4222"
 #define MAX_OPTS 64

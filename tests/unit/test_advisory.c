@@ -1,10 +1,10 @@
 /* test_advisory.c: advisory parsing and queueing, and the classes beyond the
  * five (advisory-driven and polled), on the recorded 2.9.10 advisories and
  * synthetic poll sequences. */
-#include "nl_advfetch.h"
-#include "nl_advqueue.h"
-#include "nl_detect_ext.h"
-#include "nl_engine.h"
+#include "core/nl_detect_ext.h"
+#include "core/nl_engine.h"
+#include "jsapi/nl_advisory_fetch.h"
+#include "jsapi/nl_advisory_queue.h"
 #include "nl_test.h"
 
 #include <math.h>
@@ -117,30 +117,30 @@ void test_advisory_parse_hostile(void) {
 }
 
 void test_advisory_queue_bounded(void) {
-  nl_advqueue *q = nl_advqueue_create(3);
+  nl_advisory_queue *q = nl_advisory_queue_create(3);
   nl_advisory a = {0};
   for (int i = 1; i <= 5; i++) {
     a.stream_seq = (uint64_t)i;
-    CHECK(nl_advqueue_push(q, &a) == (i <= 3));
+    CHECK(nl_advisory_queue_push(q, &a) == (i <= 3));
   }
-  nl_advqueue_counts c;
-  nl_advqueue_get_counts(q, &c);
+  nl_advisory_queue_counts c;
+  nl_advisory_queue_get_counts(q, &c);
   CHECK_EQ_U(c.received, 3);
   CHECK_EQ_U(c.dropped, 2);
   nl_advisory out[4];
-  CHECK_EQ_U(nl_advqueue_take(q, out, 2), 2);
+  CHECK_EQ_U(nl_advisory_queue_take(q, out, 2), 2);
   CHECK_EQ_U(out[0].stream_seq, 1);
   CHECK_EQ_U(out[1].stream_seq, 2);
   a.stream_seq = 6;
-  CHECK(nl_advqueue_push(q, &a));
-  CHECK_EQ_U(nl_advqueue_take(q, out, 4), 2);
+  CHECK(nl_advisory_queue_push(q, &a));
+  CHECK_EQ_U(nl_advisory_queue_take(q, out, 4), 2);
   CHECK_EQ_U(out[0].stream_seq, 3);
   CHECK_EQ_U(out[1].stream_seq, 6);
-  CHECK(nl_advqueue_wait(q, 1)); /* Times out, still open. */
-  nl_advqueue_close(q);
-  CHECK(!nl_advqueue_wait(q, 1000));
-  CHECK(!nl_advqueue_push(q, &a));
-  nl_advqueue_free(q);
+  CHECK(nl_advisory_queue_wait(q, 1)); /* Times out, still open. */
+  nl_advisory_queue_close(q);
+  CHECK(!nl_advisory_queue_wait(q, 1000));
+  CHECK(!nl_advisory_queue_push(q, &a));
+  nl_advisory_queue_free(q);
 }
 
 /* One engine with streams and consumers whose fields the tests change. */
@@ -835,8 +835,8 @@ void test_created_consumer_refresh(void) {
   int calls = 0;
   char err[256];
   nl_snapshot_set set = {0};
-  CHECK(nl_advfetch_consumer(fake_info, &calls, "AN", "late", &set, err,
-                             sizeof(err)) == 0);
+  CHECK(nl_advisory_fetch_consumer(fake_info, &calls, "AN", "late", &set, err,
+                                   sizeof(err)) == 0);
   CHECK_EQ_U(calls, 2);
   CHECK_EQ_U(set.n_streams, 1);
   CHECK_EQ_U(set.n_consumers, 1);
@@ -848,16 +848,16 @@ void test_created_consumer_refresh(void) {
   CHECK(!nl_engine_created(w.engine, &set, w.t, &sink, &w)); /* Held. */
   nl_snapshot_set_clear(&set);
   /* Not readable: an API error, a timeout, a name that is no token. */
-  CHECK(nl_advfetch_consumer(fake_info, &calls, "AN", "gone", &set, err,
-                             sizeof(err)) == -1);
+  CHECK(nl_advisory_fetch_consumer(fake_info, &calls, "AN", "gone", &set, err,
+                                   sizeof(err)) == -1);
   CHECK(strstr(err, "CONSUMER.INFO.AN.gone") != NULL);
   nl_snapshot_set_clear(&set);
-  CHECK(nl_advfetch_consumer(fake_info, &calls, "XX", "late", &set, err,
-                             sizeof(err)) == -1);
+  CHECK(nl_advisory_fetch_consumer(fake_info, &calls, "XX", "late", &set, err,
+                                   sizeof(err)) == -1);
   nl_snapshot_set_clear(&set);
   int before = calls;
-  CHECK(nl_advfetch_consumer(fake_info, &calls, "AN", "a.b", &set, err,
-                             sizeof(err)) == -1);
+  CHECK(nl_advisory_fetch_consumer(fake_info, &calls, "AN", "a.b", &set, err,
+                                   sizeof(err)) == -1);
   CHECK_EQ_U(calls, before);
   nl_snapshot_set_clear(&set);
   /* The next poll lists it: the finding holds, no second onset. */

@@ -3,7 +3,7 @@
  * Each test drives the engine with one stream and one consumer whose fields
  * change between polls the way a real nats-server's do in that situation
  * (see tests/tools/SCENARIOS.md for the recorded traces these follow). */
-#include "nl_engine.h"
+#include "core/nl_engine.h"
 #include "nl_test.h"
 
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* test_event.c: health event JSON, subjects and the publishing policy. */
-#include "nl_event.h"
-#include "nl_health.h"
+#include "core/nl_event.h"
+#include "core/nl_health.h"
 #include "nl_test.h"
 
 #include <json-c/json.h>

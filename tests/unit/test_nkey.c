@@ -2,7 +2,7 @@
  *
  * The pair below was made for this test with the nkeys library
  * (tests/tools/nl_keygen.go); it guards nothing. */
-#include "nl_nkey.h"
+#include "jsapi/nl_nkey.h"
 #include "nl_test.h"
 
 #include <stdio.h>

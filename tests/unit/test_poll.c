@@ -1,6 +1,6 @@
 /* test_poll.c: paging, selection and failures of one poll, against a fake
  * server that answers from generated JSON. */
-#include "nl_poll.h"
+#include "jsapi/nl_poll.h"
 #include "nl_test.h"
 
 #include <stdio.h>

@@ -1,9 +1,9 @@
 /* test_view.c: the REST API documents (nl_view) and path parsing
  * (nl_route), on an engine driven with synthetic polls. */
-#include "nl_engine.h"
-#include "nl_route.h"
+#include "core/nl_engine.h"
+#include "core/nl_view.h"
+#include "http/nl_route.h"
 #include "nl_test.h"
-#include "nl_view.h"
 
 #include <json-c/json.h>
 #include <stdlib.h>

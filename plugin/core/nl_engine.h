@@ -55,7 +55,7 @@ bool nl_engine_advisory(nl_engine *e, const nl_advisory *a, int64_t now_ns,
 
 /* Takes in a consumer a CREATED advisory announced, read at now_ns:
  * set holds its stream (index 0) and the consumer (index 0, see
- * nl_advfetch.h). A consumer the engine does not hold yet is recorded and
+ * nl_advisory_fetch.h). A consumer the engine does not hold yet is recorded and
  * its configuration classes (ACK_NONE_CONSUMER, ACK_ALL_PARALLEL) are
  * raised at once, reporting transitions to sink; the other classes wait
  * for the next poll. A consumer already held is left to the polls. Not

@@ -7,8 +7,8 @@
 #ifndef NL_POLL_H
 #define NL_POLL_H
 
-#include "nl_select.h"
-#include "nl_snapshot.h"
+#include "core/nl_select.h"
+#include "core/nl_snapshot.h"
 
 /* Sends payload to subject and waits for one reply. On success returns 0 and
  * sets *reply (malloc'd, caller frees) and *reply_len; on failure returns -1

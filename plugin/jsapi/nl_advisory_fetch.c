@@ -1,9 +1,9 @@
-/* nl_advfetch.c: reading a consumer announced by a CREATED advisory (see
- * nl_advfetch.h). */
-#include "nl_advfetch.h"
+/* nl_advisory_fetch.c: reading a consumer announced by a CREATED advisory (see
+ * nl_advisory_fetch.h). */
+#include "nl_advisory_fetch.h"
 
-#include "nl_names.h"
-#include "nl_parse.h"
+#include "core/nl_names.h"
+#include "core/nl_parse.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,9 +32,9 @@ static int fetch(nl_request_fn request, void *ctx, const char *subject,
   return 0;
 }
 
-int nl_advfetch_consumer(nl_request_fn request, void *ctx, const char *stream,
-                         const char *consumer, nl_snapshot_set *set, char *err,
-                         size_t errlen) {
+int nl_advisory_fetch_consumer(nl_request_fn request, void *ctx,
+                               const char *stream, const char *consumer,
+                               nl_snapshot_set *set, char *err, size_t errlen) {
   if (!nl_subject_token_valid(stream) || !nl_subject_token_valid(consumer)) {
     snprintf(err, errlen, "name not usable in a subject");
     return -1;

@@ -11,7 +11,7 @@
 #ifndef NL_HTTP_H
 #define NL_HTTP_H
 
-#include "nl_engine.h"
+#include "core/nl_engine.h"
 
 typedef struct {
   const char *host;     /* Address to bind, as in "127.0.0.1" or "::1". */

@@ -14,11 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "nl_json.h"
+#include "core/nl_json.h"
+#include "core/nl_view.h"
 #include "nl_route.h"
-#include "nl_view.h"
 
-/* The dashboard page, embedded at build time from plugin/nl_dashboard.html
+/* The dashboard page, embedded at build time from plugin/??/nl_dashboard.html
  * (static const unsigned char nl_dashboard_html[], nl_dashboard_html_len). */
 #include "nl_dashboard_html.h"
 

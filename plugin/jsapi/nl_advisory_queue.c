@@ -1,11 +1,11 @@
-/* nl_advqueue.c: a bounded, mutex-guarded ring of advisories. */
-#include "nl_advqueue.h"
+/* nl_advisory_queue.c: a bounded, mutex-guarded ring of advisories. */
+#include "nl_advisory_queue.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 
-struct nl_advqueue {
+struct nl_advisory_queue {
   pthread_mutex_t lock;
   pthread_cond_t nonempty;
   nl_advisory *ring;
@@ -13,11 +13,11 @@ struct nl_advqueue {
   size_t head; /* Index of the oldest record. */
   size_t n;
   bool closed;
-  nl_advqueue_counts counts;
+  nl_advisory_queue_counts counts;
 };
 
-nl_advqueue *nl_advqueue_create(size_t cap) {
-  nl_advqueue *q = calloc(1, sizeof(*q));
+nl_advisory_queue *nl_advisory_queue_create(size_t cap) {
+  nl_advisory_queue *q = calloc(1, sizeof(*q));
   if (q == NULL)
     return NULL;
   q->cap = cap ? cap : 1;
@@ -35,7 +35,7 @@ nl_advqueue *nl_advqueue_create(size_t cap) {
   return q;
 }
 
-void nl_advqueue_free(nl_advqueue *q) {
+void nl_advisory_queue_free(nl_advisory_queue *q) {
   if (q == NULL)
     return;
   pthread_cond_destroy(&q->nonempty);
@@ -44,7 +44,7 @@ void nl_advqueue_free(nl_advqueue *q) {
   free(q);
 }
 
-bool nl_advqueue_push(nl_advqueue *q, const nl_advisory *a) {
+bool nl_advisory_queue_push(nl_advisory_queue *q, const nl_advisory *a) {
   pthread_mutex_lock(&q->lock);
   bool ok = !q->closed && q->n < q->cap;
   if (ok) {
@@ -59,7 +59,8 @@ bool nl_advqueue_push(nl_advqueue *q, const nl_advisory *a) {
   return ok;
 }
 
-size_t nl_advqueue_take(nl_advqueue *q, nl_advisory *out, size_t max) {
+size_t nl_advisory_queue_take(nl_advisory_queue *q, nl_advisory *out,
+                              size_t max) {
   pthread_mutex_lock(&q->lock);
   size_t k = 0;
   for (; k < max && q->n > 0; k++) {
@@ -71,7 +72,7 @@ size_t nl_advqueue_take(nl_advqueue *q, nl_advisory *out, size_t max) {
   return k;
 }
 
-bool nl_advqueue_wait(nl_advqueue *q, int64_t timeout_ms) {
+bool nl_advisory_queue_wait(nl_advisory_queue *q, int64_t timeout_ms) {
   struct timespec until;
   clock_gettime(CLOCK_MONOTONIC, &until);
   until.tv_sec += timeout_ms / 1000;
@@ -89,20 +90,21 @@ bool nl_advqueue_wait(nl_advqueue *q, int64_t timeout_ms) {
   return open;
 }
 
-void nl_advqueue_close(nl_advqueue *q) {
+void nl_advisory_queue_close(nl_advisory_queue *q) {
   pthread_mutex_lock(&q->lock);
   q->closed = true;
   pthread_cond_broadcast(&q->nonempty);
   pthread_mutex_unlock(&q->lock);
 }
 
-void nl_advqueue_reject(nl_advqueue *q) {
+void nl_advisory_queue_reject(nl_advisory_queue *q) {
   pthread_mutex_lock(&q->lock);
   q->counts.rejected++;
   pthread_mutex_unlock(&q->lock);
 }
 
-void nl_advqueue_get_counts(nl_advqueue *q, nl_advqueue_counts *out) {
+void nl_advisory_queue_get_counts(nl_advisory_queue *q,
+                                  nl_advisory_queue_counts *out) {
   pthread_mutex_lock(&q->lock);
   *out = q->counts;
   pthread_mutex_unlock(&q->lock);
