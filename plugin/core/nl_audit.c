@@ -127,8 +127,6 @@ static void quote(const char *stream, const char *consumer,
   nl_shell_word(derived, w->derived, sizeof(w->derived));
 }
 
-static double seconds(int64_t ns) { return (double)ns / 1e9; }
-
 /* ACK_NONE: a durable consumer that never waits for acks. */
 static void rule_ack_none(audit_run *a, const nl_consumer_snap *c) {
   if (c->ack_policy != NL_ACK_NONE || !c->durable ||
@@ -385,20 +383,22 @@ static void rule_ack_wait(audit_run *a, const nl_consumer_snap *c,
                       NL_SEVERITY_CRITICAL, c->stream, c->name);
   if (f == NULL)
     return;
-  double rec = ceil(1.5 * seconds(e->max_processing_ns));
+  double rec = ceil(1.5 * nl_seconds(e->max_processing_ns));
   words w;
   quote(c->stream, c->name, NULL, &w);
-  nl_finding_add(f, "ack_wait_s", seconds(c->ack_wait_ns));
-  nl_finding_add(f, "redelivery_delay_s", seconds(delay));
-  nl_finding_add(f, "declared_max_processing_s", seconds(e->max_processing_ns));
+  nl_finding_add(f, "ack_wait_s", nl_seconds(c->ack_wait_ns));
+  nl_finding_add(f, "redelivery_delay_s", nl_seconds(delay));
+  nl_finding_add(f, "declared_max_processing_s",
+                 nl_seconds(e->max_processing_ns));
   nl_finding_add(f, "recommended_ack_wait_s", rec);
   snprintf(f->description, sizeof(f->description),
            "the first redelivery comes after %.1f s (%s), not later than the "
            "declared processing time of %.1f s: a message that takes that "
            "long is delivered again while it is still being processed "
            "(duplicate execution)",
-           seconds(delay), c->backoff_steps ? "first backoff step" : "ack_wait",
-           seconds(e->max_processing_ns));
+           nl_seconds(delay),
+           c->backoff_steps ? "first backoff step" : "ack_wait",
+           nl_seconds(e->max_processing_ns));
   if (c->backoff_steps > 0)
     snprintf(f->fix_command, sizeof(f->fix_command),
              "nats consumer edit %s %s --backoff linear --backoff-steps %zu "
@@ -413,7 +413,7 @@ static void rule_ack_wait(audit_run *a, const nl_consumer_snap *c,
            "a first redelivery delay of %.0f s (1.5x the declared processing "
            "time); or have long tasks send in-progress acks (+WPI) at least "
            "every %.0f s",
-           rec, seconds(delay) / 2);
+           rec, nl_seconds(delay) / 2);
 }
 
 /* Counts a backlog in messages against the stream limit it fills; returns
@@ -458,7 +458,7 @@ static void rule_retention(audit_run *a, const nl_consumer_snap *c,
   nl_finding_add(f, "num_ack_pending", (double)c->num_ack_pending);
   nl_finding_add(f, "stream_messages", (double)s->msgs);
   nl_finding_add(f, "limit_messages", floor(limit));
-  nl_finding_add(f, "max_age_s", seconds(s->max_age_ns));
+  nl_finding_add(f, "max_age_s", nl_seconds(s->max_age_ns));
   if (limit > 0)
     nl_finding_add(f, "backlog_ratio", (double)(backlog + evicted) / limit);
   if (lost)

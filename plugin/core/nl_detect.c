@@ -22,8 +22,6 @@ void nl_detect_params_default(nl_detect_params *p) {
   p->config_classes = false;
 }
 
-static double seconds(int64_t ns) { return (double)ns / 1e9; }
-
 const char *nl_shell_word(const char *name, char *buf, size_t len) {
   bool plain = name[0] != '\0';
   for (const char *p = name; *p && plain; p++)
@@ -64,12 +62,6 @@ static void quote_names(const nl_consumer_snap *c, names_t *n) {
   nl_shell_word(c->name, n->consumer, sizeof(n->consumer));
 }
 
-static void finding_init(nl_finding *f, nl_class cls) {
-  memset(f, 0, sizeof(*f));
-  f->cls = cls;
-  f->severity = nl_class_severity(cls);
-}
-
 /* Recommended ack_wait in whole seconds: 1.5 times the longest time a
  * message was seen outstanding, and at least twice the current ack_wait. */
 void nl_detect_ack_wait_fix(const nl_consumer_snap *c, double ack_wait_s,
@@ -82,9 +74,9 @@ void nl_detect_ack_wait_fix(const nl_consumer_snap *c, double ack_wait_s,
 
 static double recommend_ack_wait_s(const nl_consumer_state *st,
                                    const nl_consumer_snap *c) {
-  double longest = seconds(st->longest_pin_ns);
+  double longest = nl_seconds(st->longest_pin_ns);
   double rec = ceil(1.5 * longest);
-  double twice = ceil(2.0 * seconds(c->ack_wait_ns));
+  double twice = ceil(2.0 * nl_seconds(c->ack_wait_ns));
   return rec > twice ? rec : twice;
 }
 
@@ -110,9 +102,9 @@ static bool detect_nak_storm(const nl_consumer_state *st,
   }
   nl_past_sample sn;
   nl_state_past(st, n, &sn);
-  double dt = seconds(nl_state_latest(st)->t_ns - sn.t_ns);
-  double delay = seconds(nl_consumer_redelivery_delay_ns(c));
-  finding_init(f, NL_NAK_STORM);
+  double dt = nl_seconds(nl_state_latest(st)->t_ns - sn.t_ns);
+  double delay = nl_seconds(nl_consumer_redelivery_delay_ns(c));
+  nl_finding_start(f, NL_NAK_STORM);
   nl_finding_add(f, "redeliveries", (double)sum);
   nl_finding_add(f, "redeliveries_per_s", dt > 0 ? (double)sum / dt : 0);
   nl_finding_add(f, "window_s", dt);
@@ -253,10 +245,10 @@ static bool detect_missing_progress(const nl_consumer_state *st,
     return true;
   }
   double rec = recommend_ack_wait_s(st, c);
-  finding_init(f, NL_MISSING_PROGRESS);
+  nl_finding_start(f, NL_MISSING_PROGRESS);
   nl_finding_add(f, "stuck_stream_seq", (double)c->ack_floor_stream_seq + 1);
-  nl_finding_add(f, "outstanding_s", seconds(pinned));
-  nl_finding_add(f, "ack_wait_s", seconds(c->ack_wait_ns));
+  nl_finding_add(f, "outstanding_s", nl_seconds(pinned));
+  nl_finding_add(f, "ack_wait_s", nl_seconds(c->ack_wait_ns));
   nl_finding_add(f, "redeliveries_while_stuck",
                  (double)st->redelivered_since_floor);
   nl_finding_add(f, "redeliveries", (double)r->redeliveries);
@@ -271,8 +263,8 @@ static bool detect_missing_progress(const nl_consumer_state *st,
              " times while later messages were acked: a long task is "
              "running without in-progress acks, so it executes again in "
              "parallel",
-             c->ack_floor_stream_seq + 1, seconds(pinned),
-             (double)pinned / (double)delay, seconds(c->ack_wait_ns),
+             c->ack_floor_stream_seq + 1, nl_seconds(pinned),
+             (double)pinned / (double)delay, nl_seconds(c->ack_wait_ns),
              st->redelivered_since_floor);
   else
     snprintf(f->description, sizeof(f->description),
@@ -280,15 +272,15 @@ static bool detect_missing_progress(const nl_consumer_state *st,
              "of the deliveries, while the other messages were acked in "
              "time: long tasks run past ack_wait %.0f s without in-progress "
              "acks, so they execute again in parallel",
-             r->redeliveries, seconds(r->window_ns), 100 * r->share,
-             seconds(c->ack_wait_ns));
+             r->redeliveries, nl_seconds(r->window_ns), 100 * r->share,
+             nl_seconds(c->ack_wait_ns));
   nl_detect_ack_wait_fix(c, rec, f->fix_command, sizeof(f->fix_command));
   snprintf(f->recommendation, sizeof(f->recommendation),
            "send in-progress acks (+WPI, msg.InProgress()) at least every "
            "%.0f s from long tasks; or raise ack_wait to %.0f s (1.5x the "
            "longest time a message was seen outstanding, at least 2x the "
            "current ack_wait)",
-           seconds(c->ack_wait_ns) / 2, rec);
+           nl_seconds(c->ack_wait_ns) / 2, rec);
   return true;
 }
 
@@ -302,16 +294,16 @@ static bool detect_ack_wait(const nl_consumer_state *st,
   if (!r->recurring || few_redelivered(r, p))
     return false;
   double rec = recommend_ack_wait_s(st, c);
-  finding_init(f, NL_ACK_WAIT_VIOLATION);
+  nl_finding_start(f, NL_ACK_WAIT_VIOLATION);
   nl_finding_add(f, "redeliveries", (double)r->redeliveries);
   nl_finding_add(f, "intervals_with_redeliveries", (double)r->intervals);
-  nl_finding_add(f, "window_s", seconds(r->window_ns));
-  nl_finding_add(f, "recurring_over_s", seconds(r->span_ns));
+  nl_finding_add(f, "window_s", nl_seconds(r->window_ns));
+  nl_finding_add(f, "recurring_over_s", nl_seconds(r->span_ns));
   nl_finding_add(f, "redelivered_share", r->share);
-  nl_finding_add(f, "ack_wait_s", seconds(c->ack_wait_ns));
+  nl_finding_add(f, "ack_wait_s", nl_seconds(c->ack_wait_ns));
   nl_finding_add(f, "num_ack_pending", (double)c->num_ack_pending);
   nl_finding_add(f, "num_redelivered", (double)c->num_redelivered);
-  nl_finding_add(f, "longest_outstanding_s", seconds(st->longest_pin_ns));
+  nl_finding_add(f, "longest_outstanding_s", nl_seconds(st->longest_pin_ns));
   nl_finding_add(f, "recommended_ack_wait_s", rec);
   snprintf(f->description, sizeof(f->description),
            "%" PRIu64 " redeliveries by ack_wait expiry in %u polls within "
@@ -319,15 +311,15 @@ static bool detect_ack_wait(const nl_consumer_state *st,
            "acking: processing takes longer than ack_wait %.1f s, so "
            "messages still being worked on are delivered again (duplicate "
            "execution)",
-           r->redeliveries, r->intervals, seconds(r->window_ns), 100 * r->share,
-           seconds(c->ack_wait_ns));
+           r->redeliveries, r->intervals, nl_seconds(r->window_ns),
+           100 * r->share, nl_seconds(c->ack_wait_ns));
   nl_detect_ack_wait_fix(c, rec, f->fix_command, sizeof(f->fix_command));
   snprintf(f->recommendation, sizeof(f->recommendation),
            "ack_wait %.0f s: 1.5x the longest time a message was seen "
            "outstanding (%.1f s), at least 2x the current ack_wait; for push "
            "consumers also lower max_ack_pending so messages do not wait in "
            "the client's buffer",
-           rec, seconds(st->longest_pin_ns));
+           rec, nl_seconds(st->longest_pin_ns));
   return true;
 }
 
@@ -357,11 +349,11 @@ void nl_detect_limit_fix(const nl_consumer_snap *c, const nl_stream_snap *s,
   } else if (s->max_age_ns > 0) {
     snprintf(f->fix_command, sizeof(f->fix_command),
              "nats stream edit %s --max-age %.0fs", q.stream,
-             2 * seconds(s->max_age_ns));
+             2 * nl_seconds(s->max_age_ns));
     snprintf(f->recommendation, sizeof(f->recommendation),
              "max_age %.0f s (double the age limit that evicted unread "
              "messages); or scale the consumer so it keeps up",
-             2 * seconds(s->max_age_ns));
+             2 * nl_seconds(s->max_age_ns));
   } else {
     snprintf(f->fix_command, sizeof(f->fix_command), "nats stream info %s",
              q.stream);
@@ -383,7 +375,7 @@ static bool detect_sequence_gap(const nl_consumer_state *st,
     return false;
   const nl_loss_range *range =
       st->loss != NULL && st->loss->first_seq > 0 ? st->loss : NULL;
-  finding_init(f, NL_SEQUENCE_GAP);
+  nl_finding_start(f, NL_SEQUENCE_GAP);
   nl_finding_add(f, "lost_messages", (double)st->lost_last);
   nl_finding_add(f, "lost_total", (double)st->lost_total);
   nl_finding_add(f, "unread_evicted", (double)level);
@@ -419,7 +411,7 @@ static bool detect_max_pending(const nl_consumer_snap *c, nl_finding *f) {
       c->num_ack_pending < (uint64_t)c->max_ack_pending || c->num_pending == 0)
     return false;
   uint64_t rec = 2 * (uint64_t)c->max_ack_pending;
-  finding_init(f, NL_MAX_PENDING_THROTTLE);
+  nl_finding_start(f, NL_MAX_PENDING_THROTTLE);
   nl_finding_add(f, "num_ack_pending", (double)c->num_ack_pending);
   nl_finding_add(f, "max_ack_pending", (double)c->max_ack_pending);
   nl_finding_add(f, "num_pending", (double)c->num_pending);

@@ -8,14 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double seconds(int64_t ns) { return (double)ns / 1e9; }
-
-static void finding_init(nl_finding *f, nl_class cls) {
-  memset(f, 0, sizeof(*f));
-  f->cls = cls;
-  f->severity = nl_class_severity(cls);
-}
-
 /* Returns st->ext, allocating it zeroed; NULL when memory runs out. */
 static nl_ext_state *ext_of(nl_consumer_state *st) {
   if (st->ext == NULL)
@@ -96,7 +88,7 @@ static bool detect_exhausted(const nl_consumer_state *st,
     return false;
   uint64_t seqs[3];
   unsigned k = newest_exhausted(x, seqs);
-  finding_init(f, NL_MAX_DELIVER_EXHAUSTED);
+  nl_finding_start(f, NL_MAX_DELIVER_EXHAUSTED);
   uint64_t n = x->n_exhausted > lower ? x->n_exhausted : lower;
   nl_finding_add(f, "exhausted", (double)n);
   nl_finding_add(f, "exhausted_advisories", (double)x->n_exhausted);
@@ -189,7 +181,7 @@ static bool detect_nak_adv(const nl_consumer_state *st,
   if (k < p->nak_adv_min || max_del < p->nak_adv_min_deliveries)
     return false;
   /* The rate between the first and the last NAK held in the window. */
-  double span = seconds(newest - oldest);
+  double span = nl_seconds(newest - oldest);
   double rate =
       span > 0 ? (double)(k - 1) / span : (double)k / p->nak_adv_window_s;
   /* The most NAKed sequences first. */
@@ -201,7 +193,7 @@ static bool detect_nak_adv(const nl_consumer_state *st,
         seqs[i] = seqs[j];
         seqs[j] = t;
       }
-  finding_init(f, NL_NAK_STORM);
+  nl_finding_start(f, NL_NAK_STORM);
   nl_finding_add(f, "naks_per_s", rate);
   nl_finding_add(f, "naks_in_window", k);
   nl_finding_add(f, "window_s", p->nak_adv_window_s);
@@ -272,7 +264,7 @@ nl_ack_stats nl_ext_ack_stats(const nl_ext_state *x, int64_t ack_wait_ns) {
   if (held >= NL_EXT_ACKS_MIN) {
     qsort(t, held, sizeof(t[0]), cmp_i64);
     size_t rank = (size_t)ceil(0.99 * (double)held); /* Nearest rank. */
-    r.p99_s = seconds(t[rank - 1]);
+    r.p99_s = nl_seconds(t[rank - 1]);
   }
   return r;
 }
@@ -302,12 +294,13 @@ static void take_ack_samples(const nl_consumer_snap *c, const nl_ack_stats *a,
              "ack_wait %.0f s: 1.5x the processing-time P99 (%.1f s) of "
              "the last %u ack samples (sample_freq), of which %u took "
              "longer than ack_wait %.1f s",
-             rec, a->p99_s, a->samples, a->over_wait, seconds(c->ack_wait_ns));
+             rec, a->p99_s, a->samples, a->over_wait,
+             nl_seconds(c->ack_wait_ns));
     if (f->cls == NL_MISSING_PROGRESS)
       snprintf(f->recommendation, sizeof(f->recommendation),
                "send in-progress acks (+WPI, msg.InProgress()) at least "
                "every %.0f s from long tasks; or raise %s",
-               seconds(c->ack_wait_ns) / 2, how);
+               nl_seconds(c->ack_wait_ns) / 2, how);
     else
       snprintf(f->recommendation, sizeof(f->recommendation),
                "%s; for push consumers also lower max_ack_pending so "
@@ -325,142 +318,22 @@ static void take_ack_samples(const nl_consumer_snap *c, const nl_ack_stats *a,
   }
 }
 
-/* Backlog (pending plus awaiting ack) of a sample. */
-static double backlog_of(const nl_past_sample *s) {
-  return (double)s->num_pending + (double)s->num_ack_pending;
-}
-
-nl_forecast nl_ext_retention_forecast(const nl_consumer_state *st,
-                                      const nl_consumer_snap *c,
-                                      const nl_stream_snap *s,
-                                      double publish_per_s) {
-  nl_forecast fc = {INFINITY, NL_LIMIT_NONE, 0, 0, 0};
-  double backlog = (double)c->num_pending + (double)c->num_ack_pending;
-  if (s->discard_new || backlog <= 0)
-    return fc;
-  /* Stream messages from the oldest one not yet acked to the head: all of
-   * them must stay stored. Filtered consumers: at least the backlog. */
-  fc.exposure = backlog;
-  if (!c->filtered && s->last_seq > c->ack_floor_stream_seq)
-    fc.exposure = (double)(s->last_seq - c->ack_floor_stream_seq);
-  /* Backlog growth and delivery progress over the history held. */
-  nl_past_sample now, old;
-  bool progress = false;
-  if (st->count > 1 && nl_state_past(st, 0, &now) &&
-      nl_state_past(st, st->count - 1u, &old) && now.t_ns > old.t_ns) {
-    fc.growth_per_s =
-        (backlog_of(&now) - backlog_of(&old)) / seconds(now.t_ns - old.t_ns);
-    progress = now.delivered_consumer_seq > old.delivered_consumer_seq;
-  }
-  double limit = nl_audit_limit_messages(s);
-  if (limit > 0) {
-    fc.limit = s->max_msgs > 0 && limit >= (double)s->max_msgs ? NL_LIMIT_MSGS
-                                                               : NL_LIMIT_BYTES;
-    if (fc.exposure >= limit)
-      fc.seconds = 0;
-    else if (fc.growth_per_s > 0)
-      fc.seconds = (limit - fc.exposure) / fc.growth_per_s;
-    else
-      fc.limit = NL_LIMIT_NONE;
-  }
-  if (s->max_age_ns > 0) {
-    double max_age = seconds(s->max_age_ns);
-    /* Age of the oldest unreceived message, from the publish rate (0 when
-     * unknown, which makes the forecast an upper bound). */
-    fc.age_s = publish_per_s > 0 ? fc.exposure / publish_per_s : 0;
-    double t = INFINITY;
-    if (fc.age_s >= max_age)
-      t = 0;
-    else if (!progress)
-      t = max_age - fc.age_s; /* Nothing received: it ages in real time. */
-    else if (fc.growth_per_s > 0 && publish_per_s > 0)
-      t = (max_age - fc.age_s) * publish_per_s / fc.growth_per_s;
-    if (t < fc.seconds) {
-      fc.seconds = t;
-      fc.limit = NL_LIMIT_AGE;
-    }
-  }
-  return fc;
-}
-
-/* Writes the stream-limit change that holds the forecast's exposure plus
- * the backlog growth over two horizons into f's fix command. */
-static void retention_fix(const nl_consumer_state *st, const nl_stream_snap *s,
-                          const nl_forecast *fc, double horizon,
-                          nl_finding *f) {
-  char sw[NL_TEXT_MAX / 2], cw[NL_TEXT_MAX / 2];
-  nl_shell_word(s->name, sw, sizeof(sw));
-  nl_shell_word(st->name, cw, sizeof(cw));
-  double grow = fc->growth_per_s > 0 ? fc->growth_per_s * 2 * horizon : 0;
-  double need = ceil((fc->exposure + grow) / 1000) * 1000;
-  if (fc->limit == NL_LIMIT_AGE) {
-    double rec = ceil(seconds(s->max_age_ns) + 2 * horizon);
-    nl_finding_add(f, "recommended_max_age_s", rec);
-    snprintf(f->fix_command, sizeof(f->fix_command),
-             "nats stream edit %s --max-age %.0fs", sw, rec);
-  } else if (fc->limit == NL_LIMIT_BYTES && s->msgs > 0) {
-    double rec = ceil(need * (double)s->bytes / (double)s->msgs);
-    if (rec < 2.0 * (double)s->max_bytes)
-      rec = 2.0 * (double)s->max_bytes;
-    nl_finding_add(f, "recommended_max_bytes", rec);
-    snprintf(f->fix_command, sizeof(f->fix_command),
-             "nats stream edit %s --max-bytes %.0f", sw, rec);
-  } else {
-    double rec =
-        need > 2.0 * (double)s->max_msgs ? need : 2.0 * (double)s->max_msgs;
-    nl_finding_add(f, "recommended_max_msgs", rec);
-    snprintf(f->fix_command, sizeof(f->fix_command),
-             "nats stream edit %s --max-msgs %.0f", sw, rec);
-  }
-  snprintf(f->recommendation, sizeof(f->recommendation),
-           "let consumer %s catch up (more workers, or faster processing); "
-           "until it does, raise the limit that evicts first so that the "
-           "backlog and its growth over two horizons fit (the fix command)",
-           cw);
-}
-
-/* RETENTION_RISK: the forecast is below the horizon (hysteresis: a held
- * finding clears above 1.2 times the horizon). */
-static bool detect_retention(const nl_consumer_state *st,
-                             const nl_consumer_snap *c, const nl_stream_snap *s,
-                             const nl_detect_params *p, const nl_forecast *fc,
-                             double publish_per_s, nl_finding *f) {
-  double horizon = p->retention_horizon_s;
-  if (st->active[NL_RETENTION_RISK] != NULL)
-    horizon *= 1.2;
-  if (st->count < 3 || !(fc->seconds < horizon))
-    return false;
-  static const char *const limit_names[] = {"", "max_msgs", "max_bytes",
-                                            "max_age"};
-  double backlog = (double)c->num_pending + (double)c->num_ack_pending;
-  finding_init(f, NL_RETENTION_RISK);
-  nl_finding_add(f, "forecast_s", floor(fc->seconds));
-  nl_finding_add(f, "horizon_s", p->retention_horizon_s);
-  nl_finding_add(f, "backlog", backlog);
-  nl_finding_add(f, "backlog_growth_per_s", fc->growth_per_s);
-  nl_finding_add(f, "limit_messages", floor(nl_audit_limit_messages(s)));
-  nl_finding_add(f, "stream_messages", (double)s->msgs);
-  nl_finding_add(f, "max_age_s", seconds(s->max_age_ns));
-  nl_finding_add(f, "publish_per_s", publish_per_s > 0 ? publish_per_s : 0);
-  snprintf(f->description, sizeof(f->description),
-           "at the current rates the stream's %s starts evicting messages "
-           "this consumer has not received in about %.0f s (backlog %.0f, "
-           "growing %.1f/s; %.0f stream messages must stay for it): they "
-           "will be lost unless the consumer catches up",
-           limit_names[fc->limit], fc->seconds, backlog, fc->growth_per_s,
-           fc->exposure);
-  retention_fix(st, s, fc, p->retention_horizon_s, f);
-  return true;
-}
-
 /* PUSH_UNBOUND: a push consumer with a backlog and no bound subscriber for
  * at least push_unbound_s; critical when retention will evict the backlog
- * within the horizon. */
+ * within the horizon. Nothing is delivered while it is unbound, so a
+ * max_age evicts the backlog within max_age less the age of its oldest
+ * message (at most max_age) for certain; the count and size limits only
+ * by the RETENTION_RISK forecast. */
 static bool detect_unbound(nl_ext_state *x, const nl_consumer_state *st,
-                           const nl_consumer_snap *c, const nl_detect_params *p,
-                           int64_t now_ns, const nl_forecast *fc,
-                           nl_finding *f) {
+                           const nl_consumer_snap *c, const nl_stream_snap *s,
+                           const nl_detect_params *p, int64_t now_ns,
+                           const nl_forecast *fc, nl_finding *f) {
   double forecast = fc->seconds;
+  if (s->max_age_ns > 0 && !s->discard_new) {
+    double by_age = nl_seconds(s->max_age_ns) - (fc->age_s > 0 ? fc->age_s : 0);
+    if (by_age < forecast)
+      forecast = by_age;
+  }
   uint64_t backlog = c->num_pending + c->num_ack_pending;
   if (!c->push || c->push_bound || backlog == 0) {
     x->unbound_since_ns = 0;
@@ -468,11 +341,11 @@ static bool detect_unbound(nl_ext_state *x, const nl_consumer_state *st,
   }
   if (x->unbound_since_ns == 0)
     x->unbound_since_ns = now_ns;
-  double unbound_s = seconds(now_ns - x->unbound_since_ns);
+  double unbound_s = nl_seconds(now_ns - x->unbound_since_ns);
   if (unbound_s < p->push_unbound_s)
     return false;
   bool evicting = forecast < p->retention_horizon_s;
-  finding_init(f, NL_PUSH_UNBOUND);
+  nl_finding_start(f, NL_PUSH_UNBOUND);
   if (evicting)
     f->severity = NL_SEVERITY_CRITICAL;
   nl_finding_add(f, "unbound_s", floor(unbound_s));
@@ -545,13 +418,13 @@ void nl_ext_detect_consumer(nl_consumer_state *st, const nl_consumer_snap *c,
     x->dead_letter =
         c->max_deliver > 0 && nl_audit_dead_letter(ctx ? ctx->set : NULL, c);
   }
-  double rate = ctx ? ctx->publish_per_s : -1;
-  nl_forecast fc = nl_ext_retention_forecast(st, c, s, rate);
+  nl_forecast fc =
+      nl_retention_observe(st, c, s, ctx ? ctx->clock : NULL, now_ns);
   if (x != NULL) {
     active[NL_MAX_DELIVER_EXHAUSTED] =
         detect_exhausted(st, c, &out[NL_MAX_DELIVER_EXHAUSTED]);
     active[NL_PUSH_UNBOUND] =
-        detect_unbound(x, st, c, p, now_ns, &fc, &out[NL_PUSH_UNBOUND]);
+        detect_unbound(x, st, c, s, p, now_ns, &fc, &out[NL_PUSH_UNBOUND]);
     nl_finding nak;
     if (detect_nak_adv(st, p, now_ns, &nak)) {
       active[NL_NAK_STORM] = true;
@@ -570,7 +443,7 @@ void nl_ext_detect_consumer(nl_consumer_state *st, const nl_consumer_snap *c,
   }
   active[NL_RETENTION_RISK] =
       !active[NL_SEQUENCE_GAP] &&
-      detect_retention(st, c, s, p, &fc, rate, &out[NL_RETENTION_RISK]);
+      nl_retention_detect(st, c, s, p, &fc, now_ns, &out[NL_RETENTION_RISK]);
   if (ctx != NULL && ctx->scratch != NULL)
     nl_ext_detect_config(st, ctx, p, active, out);
 }

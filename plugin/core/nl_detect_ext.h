@@ -14,6 +14,8 @@
 #include "nl_advisory.h"
 #include "nl_audit.h"
 #include "nl_detect.h"
+#include "nl_detect_retention.h"
+#include "nl_seqclock.h"
 
 #define NL_EXT_NAKS 32     /* Newest NAK advisories kept per consumer. */
 #define NL_EXT_EXHAUSTED 8 /* Newest exhausted sequences kept. */
@@ -75,7 +77,7 @@ nl_ack_stats nl_ext_ack_stats(const nl_ext_state *x, int64_t ack_wait_ns);
 typedef struct {
   const nl_snapshot_set *set;
   size_t consumer_index;    /* Of the consumer in set. */
-  double publish_per_s;     /* The stream's last_seq rate; < 0 unknown. */
+  const nl_seqclock *clock; /* The stream's sequence clock, or NULL. */
   nl_audit_result *scratch; /* Reused between calls; freed by the caller. */
   const nl_audit_params *audit;
 } nl_ext_poll;
@@ -147,31 +149,5 @@ void nl_ext_detect_missing_stream(const nl_snapshot_set *set, size_t index,
                                   const nl_audit_params *audit,
                                   bool active[NL_CLASS_COUNT],
                                   nl_finding out[NL_CLASS_COUNT]);
-
-/* The stream limit a RETENTION_RISK forecast comes from. */
-typedef enum {
-  NL_LIMIT_NONE = 0,
-  NL_LIMIT_MSGS,  /* max_msgs */
-  NL_LIMIT_BYTES, /* max_bytes, at the average message size */
-  NL_LIMIT_AGE,   /* max_age */
-} nl_limit_kind;
-
-/* What a RETENTION_RISK forecast found. */
-typedef struct {
-  double seconds;      /* Until unreceived messages are evicted: 0 when they are
-                          being evicted, INFINITY when never at these rates. */
-  nl_limit_kind limit; /* The limit that evicts first. */
-  double exposure;     /* Stream messages that must stay for the consumer. */
-  double growth_per_s; /* Backlog growth over the history held. */
-  double age_s;        /* Estimated age of the oldest unreceived message. */
-} nl_forecast;
-
-/* The RETENTION_RISK forecast of consumer c of stream s (see
- * docs/detectors.md), from its history st and the stream's publish rate
- * (< 0 when unknown). */
-nl_forecast nl_ext_retention_forecast(const nl_consumer_state *st,
-                                      const nl_consumer_snap *c,
-                                      const nl_stream_snap *s,
-                                      double publish_per_s);
 
 #endif

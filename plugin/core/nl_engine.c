@@ -14,6 +14,7 @@ typedef struct {
   uint32_t seen_generation;
   nl_ext_stream_prev prev;
   nl_finding *active[NL_CLASS_COUNT]; /* Stream-level classes only. */
+  nl_seqclock *clock;          /* Of a max_age stream (owned), or NULL. */
   unsigned unobservable_polls; /* Consecutive polls that could not see it. */
 } stream_total;
 
@@ -56,6 +57,7 @@ void nl_engine_free(nl_engine *e) {
   nl_registry_free(e->reg);
   for (size_t i = 0; i < e->n_totals; i++) {
     free(e->totals[i].name);
+    free(e->totals[i].clock);
     for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
       free(e->totals[i].active[cls]);
   }
@@ -245,6 +247,8 @@ static void streams_gone(nl_engine *e, const nl_engine_sink *sink, void *ud) {
       continue;
     t->prev.have_prev = false;
     t->unobservable_polls = 0;
+    free(t->clock);
+    t->clock = NULL;
     for (int cls = 0; cls < NL_CLASS_COUNT; cls++) {
       if (t->active[cls] == NULL)
         continue;
@@ -282,19 +286,22 @@ static char **with_left_out(const nl_engine *e, const nl_snapshot_set *set,
   return names;
 }
 
-/* The publish rate of stream s since the previous poll, or -1. */
-static double publish_rate(nl_engine *e, const nl_stream_snap *s,
-                           int64_t now_ns) {
-  for (size_t i = 0; i < e->n_totals; i++) {
-    const nl_ext_stream_prev *p = &e->totals[i].prev;
-    if (strcmp(e->totals[i].name, s->name) != 0)
-      continue;
-    if (!p->have_prev || now_ns <= p->t_ns || s->last_seq < p->last_seq)
-      return -1;
-    return (double)(s->last_seq - p->last_seq) /
-           ((double)(now_ns - p->t_ns) / 1e9);
-  }
-  return -1;
+/* Samples the last sequence of max_age stream s at now_ns into its clock
+ * (allocated at its first poll), at a spacing of max_age / 16 so that the
+ * clock reaches back twice max_age. Returns the clock, or NULL for a
+ * stream without max_age or when memory runs out. */
+static const nl_seqclock *stream_clock(nl_engine *e, const nl_stream_snap *s,
+                                       int64_t now_ns) {
+  if (s->max_age_ns <= 0)
+    return NULL;
+  stream_total *t = total_for(e, s->name);
+  if (t == NULL)
+    return NULL;
+  if (t->clock == NULL && (t->clock = calloc(1, sizeof(*t->clock))) == NULL)
+    return NULL;
+  nl_seqclock_add(t->clock, now_ns, s->last_seq,
+                  s->max_age_ns / (NL_SEQCLOCK_POINTS / 2));
+  return t->clock;
 }
 
 size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
@@ -303,9 +310,9 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
   size_t ns = set->n_streams ? set->n_streams : 1;
   uint64_t *lost = calloc(ns, sizeof(*lost));
   uint64_t *delivered = calloc(ns, sizeof(*delivered));
-  double *rate = malloc(ns * sizeof(*rate));
-  for (size_t i = 0; rate != NULL && i < set->n_streams; i++)
-    rate[i] = publish_rate(e, &set->streams[i], now_ns);
+  const nl_seqclock **clock = malloc(ns * sizeof(*clock));
+  for (size_t i = 0; clock != NULL && i < set->n_streams; i++)
+    clock[i] = stream_clock(e, &set->streams[i], now_ns);
   for (size_t i = 0; i < set->n_consumers; i++) {
     const nl_consumer_snap *c = &set->consumers[i];
     const nl_stream_snap *s = &set->streams[c->stream_index];
@@ -318,8 +325,8 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
     bool active[NL_CLASS_COUNT] = {false};
     nl_finding found[NL_CLASS_COUNT];
     nl_detect_consumer(st, c, s, &e->params, active, found);
-    nl_ext_poll ctx = {set, i, rate ? rate[c->stream_index] : -1, &e->scratch,
-                       &e->audit};
+    nl_ext_poll ctx = {set, i, clock ? clock[c->stream_index] : NULL,
+                       &e->scratch, &e->audit};
     nl_ext_detect_consumer(st, c, s, &e->params, &ctx, now_ns, active, found);
     update_consumer(st, 0, NL_CLASS_COUNT - 1, active, found, now_ns, sink, ud);
     if (lost != NULL)
@@ -351,7 +358,7 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
   streams_gone(e, sink, ud);
   free(lost);
   free(delivered);
-  free(rate);
+  free(clock);
   sweep_ctx ctx = {&view, sink, ud, 0};
   nl_registry_sweep(e->reg, e->generation, keep_unlisted, report_gone, &ctx);
   free(names);
@@ -446,7 +453,7 @@ bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
     return false;
   bool active[NL_CLASS_COUNT] = {false};
   nl_finding found[NL_CLASS_COUNT];
-  nl_ext_poll ctx = {set, 0, -1, &e->scratch, &e->audit};
+  nl_ext_poll ctx = {set, 0, NULL, &e->scratch, &e->audit};
   nl_ext_detect_config(st, &ctx, &e->params, active, found);
   update_consumer(st, NL_ACK_NONE_CONSUMER, NL_ACK_NONE_CONSUMER, active, found,
                   now_ns, sink, ud);

@@ -61,6 +61,12 @@ const char *nl_severity_name(nl_severity sev) {
   return sev == NL_SEVERITY_CRITICAL ? "critical" : "warning";
 }
 
+void nl_finding_start(nl_finding *f, nl_class cls) {
+  memset(f, 0, sizeof(*f));
+  f->cls = cls;
+  f->severity = nl_class_severity(cls);
+}
+
 void nl_finding_add(nl_finding *f, const char *name, double value) {
   if (f->n_evidence >= NL_EVIDENCE_MAX)
     return;

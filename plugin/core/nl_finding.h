@@ -69,6 +69,9 @@ bool nl_class_is_stream(nl_class cls);
 /* Returns "critical" or "warning". */
 const char *nl_severity_name(nl_severity sev);
 
+/* Empties f and gives it class cls with the class's severity. */
+void nl_finding_start(nl_finding *f, nl_class cls);
+
 /* Appends one evidence number to f; extra entries past NL_EVIDENCE_MAX are
  * dropped. name must be a static string. */
 void nl_finding_add(nl_finding *f, const char *name, double value);

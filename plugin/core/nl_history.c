@@ -110,6 +110,7 @@ static void state_clear(nl_consumer_state *st) {
   }
   free(st->events);
   free(st->ext);
+  free(st->retention);
   free(st->loss);
   if (st->stream != ((state_slot *)st)->names)
     free(st->stream);
@@ -277,6 +278,8 @@ static void state_reset(nl_consumer_state *st, int64_t created_ns) {
   st->created_ns = created_ns;
   free(st->ext);
   st->ext = NULL;
+  free(st->retention);
+  st->retention = NULL;
   st->count = 0;
   st->past_head = 0;
   st->n_events = 0;
@@ -382,6 +385,26 @@ static void record_redeliveries(nl_consumer_state *st, const nl_sample *cur,
   e->intervals++;
 }
 
+/* True when no message can have expired in the interval from prev to cur:
+ * it is shorter than the redelivery delay, and every message outstanding
+ * at prev was delivered after the oldest poll held that is at most one
+ * delay before cur (its delivery sequence is above that poll's
+ * delivered.consumer_seq, as the ack floor's consumer sequence shows), so
+ * none had been outstanding for a whole delay by cur. Call before cur is
+ * recorded (prev is the latest poll held). */
+static bool expiry_ruled_out(const nl_consumer_state *st, const nl_sample *prev,
+                             const nl_sample *cur, int64_t delay) {
+  if (delay <= 0 || cur->t_ns - prev->t_ns >= delay)
+    return false;
+  int64_t cutoff = cur->t_ns - delay;
+  for (unsigned k = st->count; k-- > 0;) {
+    nl_past_sample s;
+    if (nl_state_past(st, k, &s) && s.t_ns >= cutoff)
+      return prev->ack_floor_consumer_seq >= s.delivered_consumer_seq;
+  }
+  return false;
+}
+
 /* Fills the interval fields of cur from prev and updates running figures. */
 static void account_interval(nl_consumer_state *st, const nl_sample *prev,
                              nl_sample *cur, const nl_consumer_snap *c,
@@ -407,6 +430,8 @@ static void account_interval(nl_consumer_state *st, const nl_sample *prev,
   double dt = (double)(cur->t_ns - prev->t_ns);
   double bound = delay > 0 ? (double)outstanding * (dt / (double)delay + 1.0)
                            : (double)outstanding;
+  if (expiry_ruled_out(st, prev, cur, delay))
+    bound = 0;
   cur->beyond_expiry = (double)cur->redeliveries > bound;
   st->redelivered_total += cur->redeliveries;
   if (cur->acked)
@@ -492,6 +517,7 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
       .delivered_consumer_seq = c->delivered_consumer_seq,
       .delivered_stream_seq = c->delivered_stream_seq,
       .ack_floor_stream_seq = c->ack_floor_stream_seq,
+      .ack_floor_consumer_seq = c->ack_floor_consumer_seq,
       .ack_last_ns = c->ack_last_ns,
       .num_ack_pending = c->num_ack_pending > UINT32_MAX
                              ? UINT32_MAX

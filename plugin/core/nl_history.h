@@ -22,6 +22,9 @@ typedef struct {
   uint64_t delivered_consumer_seq;
   uint64_t delivered_stream_seq;
   uint64_t ack_floor_stream_seq;
+  /* Every delivery up to this consumer sequence is acked or superseded by
+   * a later delivery of its message. */
+  uint64_t ack_floor_consumer_seq;
   int64_t ack_last_ns;
   uint64_t num_pending;
   uint32_t num_ack_pending; /* Saturates at UINT32_MAX, as do the next. */
@@ -30,7 +33,10 @@ typedef struct {
    * delta delivered.consumer_seq minus delta delivered.stream_seq. */
   uint32_t redeliveries;
   /* True when redeliveries in the interval were more than expiry of
-   * ack_wait (or the first backoff step) could explain. */
+   * ack_wait (or the first backoff step) could explain: more than the
+   * outstanding messages can expire in the interval, or any at all when
+   * every message outstanding at its start was delivered less than one
+   * delay before its end (NAKs, or NAKs with a delay, then). */
   bool beyond_expiry;
   bool floor_moved;
   bool acked; /* ack_floor.last_active advanced in the interval. */
@@ -140,6 +146,9 @@ typedef struct nl_consumer_state {
   /* What the classes beyond the five keep (nl_detect_ext.h; owned, one
    * allocation without pointers), or NULL until one needs it. */
   struct nl_ext_state *ext;
+  /* What the RETENTION_RISK forecast keeps (nl_detect_retention.h; owned,
+   * no pointers), or NULL while the backlog is far from every limit. */
+  struct nl_retention_watch *retention;
 } nl_consumer_state;
 
 typedef struct nl_registry nl_registry;

@@ -161,4 +161,7 @@ const char *nl_consumer_snap_meta(const nl_consumer_snap *c, const char *key);
  * most NL_DURATION_MAX_NS. */
 int64_t nl_consumer_redelivery_delay_ns(const nl_consumer_snap *c);
 
+/* A duration in nanoseconds as seconds. */
+static inline double nl_seconds(int64_t ns) { return (double)ns / 1e9; }
+
 #endif

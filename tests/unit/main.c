@@ -46,6 +46,10 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_single_replica_and_unobservable)                                      \
   X(test_push_unbound)                                                         \
   X(test_retention_risk_forecast)                                              \
+  X(test_retention_risk_max_age)                                               \
+  X(test_retention_risk_healthy_are_silent)                                    \
+  X(test_retention_risk_does_not_flap)                                         \
+  X(test_nak_with_delay_is_not_ack_wait)                                       \
   X(test_parse_stream_list_inline)                                             \
   X(test_parse_api_error)                                                      \
   X(test_parse_malformed_replies)                                              \

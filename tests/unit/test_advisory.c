@@ -144,7 +144,7 @@ void test_advisory_queue_bounded(void) {
 }
 
 /* One engine with streams and consumers whose fields the tests change. */
-#define MAX_OBJ 4
+#define MAX_OBJ 8
 typedef struct {
   nl_engine *engine;
   int64_t t;
@@ -531,42 +531,210 @@ void test_push_unbound(void) {
   nl_engine_free(w2.engine);
 }
 
+/* One poll of an unfiltered consumer c of stream s that has received
+ * through stream sequence delivered and acked through floor, with the
+ * stream at last_seq holding everything from first_seq. */
+static void consumer_at(nl_stream_snap *s, nl_consumer_snap *c,
+                        uint64_t delivered, uint64_t floor) {
+  if (delivered > c->delivered_stream_seq)
+    c->delivered_consumer_seq += delivered - c->delivered_stream_seq;
+  c->delivered_stream_seq = delivered;
+  c->ack_floor_stream_seq = floor;
+  c->ack_floor_consumer_seq = floor;
+  c->num_pending = s->last_seq - delivered;
+  c->num_ack_pending = (uint32_t)(delivered - floor);
+  s->msgs = s->last_seq - s->first_seq + 1;
+}
+
 void test_retention_risk_forecast(void) {
   world w;
   world_init(&w, true);
   nl_stream_snap *s = add_stream(&w, "RR");
-  s->max_msgs = 2000;
+  s->max_msgs = 6000;
   nl_consumer_snap *lag = add_consumer(&w, 0, "lag");
   nl_consumer_snap *keep = add_consumer(&w, 0, "keep");
-  /* 50 messages a second; lag receives nothing, keep everything. */
-  for (int i = 0; i < 4; i++) {
+  /* 50 messages a second; lag receives nothing, keep everything. It must
+   * be raised after the rise is sustained and well before the limit. */
+  int raised_at = -1;
+  for (int i = 0; i < 110 && raised_at < 0; i++) {
     s->last_seq += 50;
-    s->msgs = s->last_seq;
-    lag->num_pending = s->last_seq;
-    keep->delivered_consumer_seq = keep->delivered_stream_seq =
-        keep->ack_floor_stream_seq = s->last_seq;
+    consumer_at(s, lag, 0, 0);
+    consumer_at(s, keep, s->last_seq, s->last_seq);
     world_poll(&w);
+    if (active_for(&w, "RR", "lag", NL_RETENTION_RISK))
+      raised_at = i;
   }
-  CHECK(active_for(&w, "RR", "lag", NL_RETENTION_RISK));
+  CHECK(raised_at >= 30 && raised_at < 60);
+  CHECK_EQ_U(w.onsets[NL_RETENTION_RISK], 1);
   CHECK(!active_for(&w, "RR", "keep", NL_RETENTION_RISK));
   double forecast =
       nl_finding_get(&w.last[NL_RETENTION_RISK], "forecast_s", -1);
-  /* 2000 - 200 messages of room at 50/s: 36 s. */
-  CHECK(forecast >= 30 && forecast <= 40);
+  double exposure =
+      nl_finding_get(&w.last[NL_RETENTION_RISK], "exposure_messages", -1);
+  /* The room left at 50/s. */
+  CHECK(exposure < 6000 && fabs(forecast - (6000 - exposure) / 50) <= 2);
+  CHECK(nl_finding_get(&w.last[NL_RETENTION_RISK], "sustained_s", 0) >= 30);
   CHECK(strstr(w.last[NL_RETENTION_RISK].fix_command,
                "nats stream edit RR --max-msgs") != NULL);
-  /* The fix: lag catches up. */
-  lag->num_pending = 0;
-  lag->delivered_consumer_seq = lag->delivered_stream_seq =
-      lag->ack_floor_stream_seq = s->last_seq;
+  /* The fix: lag catches up; far from the limit it clears at once. */
+  consumer_at(s, lag, s->last_seq, s->last_seq);
   world_poll(&w);
   CHECK(!active_for(&w, "RR", "lag", NL_RETENTION_RISK));
-  /* Without limits there is nothing to forecast. */
-  nl_finding *held[NL_CLASS_COUNT] = {NULL};
-  nl_consumer_state st = {.active = held};
-  nl_stream_snap open = {.name = "O", .max_msgs = -1, .max_bytes = -1};
-  nl_consumer_snap c = {.num_pending = 100};
-  CHECK(isinf(nl_ext_retention_forecast(&st, &c, &open, 50).seconds));
+  CHECK_EQ_U(w.clears[NL_RETENTION_RISK], 1);
+  nl_engine_free(w.engine);
+}
+
+/* A stalled consumer of a max_age stream: its oldest unreceived message
+ * ages in real time, bounded from below by the stream's sequence clock. */
+void test_retention_risk_max_age(void) {
+  world w;
+  world_init(&w, true);
+  nl_stream_snap *s = add_stream(&w, "RA");
+  s->max_age_ns = 600 * SEC;
+  nl_consumer_snap *stalled = add_consumer(&w, 0, "stalled");
+  int raised_at = -1;
+  for (int i = 0; i < 300 && raised_at < 0; i++) {
+    s->last_seq += 10;
+    consumer_at(s, stalled, 0, 0);
+    world_poll(&w);
+    if (active_for(&w, "RA", "stalled", NL_RETENTION_RISK))
+      raised_at = i;
+  }
+  CHECK(raised_at > 60 && raised_at < 250);
+  double age =
+      nl_finding_get(&w.last[NL_RETENTION_RISK], "oldest_unreceived_age_s", -1);
+  double forecast =
+      nl_finding_get(&w.last[NL_RETENTION_RISK], "forecast_s", -1);
+  /* The age is a lower bound of the true age (raised_at s), the forecast
+   * the rest of max_age at one second a second. */
+  CHECK(age <= raised_at && age >= raised_at - 1);
+  CHECK(fabs(forecast - (600 - age)) <= 2);
+  CHECK(strstr(w.last[NL_RETENTION_RISK].fix_command, "--max-age") != NULL);
+  nl_engine_free(w.engine);
+}
+
+/* Healthy look-alikes of retention risk, each polled for two minutes once
+ * a second: none may raise RETENTION_RISK. Each also checks that its
+ * consumers were observed with the backlog the case is about. */
+void test_retention_risk_healthy_are_silent(void) {
+  world w;
+  world_init(&w, true);
+  /* A work queue limited to 500 messages: four workers ack out of order,
+   * so the floor trails by 1 to 4 and the backlog wobbles. */
+  nl_stream_snap *wq = add_stream(&w, "WQ");
+  wq->retention = NL_RETENTION_WORKQUEUE;
+  wq->max_msgs = 500;
+  nl_consumer_snap *workers = add_consumer(&w, 0, "workers");
+  /* max_age 3 s with a consumer that keeps up one message behind. */
+  nl_stream_snap *tel = add_stream(&w, "TEL");
+  tel->max_age_ns = 3 * SEC;
+  nl_consumer_snap *live = add_consumer(&w, 1, "live");
+  /* A consumer that reads 100 messages at once every 20 s next to the
+   * stream's publisher (10/s, limit 3000). */
+  nl_stream_snap *bat = add_stream(&w, "BAT");
+  bat->max_msgs = 3000;
+  nl_consumer_snap *batch = add_consumer(&w, 2, "batch");
+  /* A burst of 1000 drained with nothing published (limit 2000). */
+  nl_stream_snap *bur = add_stream(&w, "BUR");
+  bur->max_msgs = 2000;
+  bur->last_seq = 1000;
+  nl_consumer_snap *drain = add_consumer(&w, 3, "drain");
+  /* A consumer recreated with deliver policy new on a full stream. */
+  nl_stream_snap *rec = add_stream(&w, "REC");
+  rec->max_msgs = 1000;
+  rec->last_seq = 5000;
+  rec->first_seq = 4001;
+  nl_consumer_snap *fresh = add_consumer(&w, 4, "fresh");
+  uint64_t max_wq_backlog = 0, max_batch = 0, max_drain = 0;
+  for (int i = 0; i < 120; i++) {
+    int64_t k = i;
+    wq->last_seq += 7;
+    uint64_t wq_floor = wq->last_seq - 1 - (uint64_t)(k * 7 % 4);
+    consumer_at(wq, workers, wq->last_seq - (uint64_t)(k % 2), wq_floor);
+    wq->first_seq = wq_floor + 1;
+    if (workers->num_pending + workers->num_ack_pending > max_wq_backlog)
+      max_wq_backlog = workers->num_pending + workers->num_ack_pending;
+    tel->last_seq += 5;
+    tel->first_seq = tel->last_seq > 15 ? tel->last_seq - 14 : 1;
+    consumer_at(tel, live, tel->last_seq - 1, tel->last_seq - 1);
+    bat->last_seq += 10;
+    if (i % 20 == 19)
+      consumer_at(bat, batch, bat->last_seq, bat->last_seq);
+    else
+      consumer_at(bat, batch, batch->delivered_stream_seq,
+                  batch->ack_floor_stream_seq);
+    if (batch->num_pending > max_batch)
+      max_batch = batch->num_pending;
+    uint64_t got = (uint64_t)(k * 10 > 1000 ? 1000 : k * 10);
+    consumer_at(bur, drain, got, got);
+    if (drain->num_pending > max_drain)
+      max_drain = drain->num_pending;
+    rec->last_seq += 3;
+    rec->first_seq += 3;
+    if (i == 0)
+      fresh->created_ns += SEC;
+    consumer_at(rec, fresh, rec->last_seq, rec->last_seq);
+    if (i == 0)
+      fresh->delivered_consumer_seq = 0;
+    world_poll(&w);
+  }
+  CHECK(max_wq_backlog >= 2 && max_batch >= 190 && max_drain == 1000);
+  CHECK_EQ_U(nl_registry_size(nl_engine_registry(w.engine)), 5);
+  CHECK_EQ_U(w.onsets[NL_RETENTION_RISK], 0);
+  nl_engine_free(w.engine);
+}
+
+/* A real lag whose rise breaks for a moment every 40 s (the consumer
+ * catches up a little, then falls behind again) for two minutes: the
+ * hold keeps one finding instead of a raise and a clear per cycle. */
+void test_retention_risk_does_not_flap(void) {
+  world w;
+  world_init(&w, true);
+  nl_stream_snap *s = add_stream(&w, "FL");
+  s->max_msgs = 4000;
+  nl_consumer_snap *c = add_consumer(&w, 0, "slow");
+  uint64_t got = 0;
+  int polls_raised = 0;
+  for (int i = 0; i < 160; i++) {
+    s->last_seq += 50;
+    got += i % 40 == 39 ? 400 : 20; /* 30/s behind, and a catch-up. */
+    consumer_at(s, c, got, got);
+    world_poll(&w);
+    polls_raised += active_for(&w, "FL", "slow", NL_RETENTION_RISK);
+  }
+  CHECK(polls_raised >= 60);
+  CHECK_EQ_U(w.onsets[NL_RETENTION_RISK], 1);
+  CHECK_EQ_U(w.clears[NL_RETENTION_RISK], 0);
+  nl_engine_free(w.engine);
+}
+
+/* A consumer NAKs every message once with a 1 s delay (a transient
+ * error) and acks it when it comes back; ack_wait is 30 s. Half its
+ * deliveries are redeliveries, but none can be an expiry: every message
+ * outstanding was delivered within the last two seconds. */
+void test_nak_with_delay_is_not_ack_wait(void) {
+  world w;
+  world_init(&w, false);
+  nl_stream_snap *s = add_stream(&w, "ND");
+  nl_consumer_snap *c = add_consumer(&w, 0, "retry");
+  for (int i = 0; i < 90; i++) {
+    s->last_seq += 10;
+    s->msgs = s->last_seq;
+    c->delivered_stream_seq = s->last_seq;
+    c->delivered_consumer_seq += 20; /* 10 new, 10 back after the NAK. */
+    c->num_ack_pending = s->last_seq >= 20 ? 20 : s->last_seq;
+    c->ack_floor_stream_seq = s->last_seq - c->num_ack_pending;
+    c->ack_floor_consumer_seq = c->delivered_consumer_seq - 20;
+    c->num_redelivered = 10;
+    c->ack_last_ns = w.t - SEC / 2;
+    world_poll(&w);
+  }
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(w.engine), "ND", "retry");
+  CHECK(st != NULL && st->redelivered_total >= 800);
+  CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 0);
+  CHECK_EQ_U(w.onsets[NL_MISSING_PROGRESS], 0);
+  CHECK_EQ_U(w.onsets[NL_NAK_STORM], 0);
   nl_engine_free(w.engine);
 }
 

@@ -1,0 +1,47 @@
+/* nl_seqclock.c: when a stream's last sequence reached a value. */
+#include "nl_seqclock.h"
+
+#include <string.h>
+
+/* The i-th sample of the ring, oldest first. */
+static unsigned ring_index(const nl_seqclock *c, unsigned i) {
+  return (c->head + i) % NL_SEQCLOCK_POINTS;
+}
+
+void nl_seqclock_add(nl_seqclock *c, int64_t now_ns, uint64_t last_seq,
+                     int64_t spacing_ns) {
+  bool have = c->n > 0 || c->latest_ns != 0;
+  if (have && (last_seq < c->latest_seq || now_ns < c->latest_ns))
+    memset(c, 0, sizeof(*c));
+  unsigned newest = c->n ? ring_index(c, c->n - 1u) : 0;
+  if (c->n == 0 || now_ns - c->t_ns[newest] >= spacing_ns) {
+    unsigned at;
+    if (c->n < NL_SEQCLOCK_POINTS) {
+      at = ring_index(c, c->n);
+      c->n++;
+    } else {
+      at = c->head;
+      c->head = (uint8_t)((c->head + 1) % NL_SEQCLOCK_POINTS);
+    }
+    c->t_ns[at] = now_ns;
+    c->seq[at] = last_seq;
+  }
+  c->latest_ns = now_ns;
+  c->latest_seq = last_seq;
+}
+
+bool nl_seqclock_age(const nl_seqclock *c, uint64_t seq, int64_t now_ns,
+                     double *age_s) {
+  if (c->n == 0 || c->latest_seq < seq)
+    return false;
+  int64_t seen_ns = c->latest_ns;
+  for (unsigned i = 0; i < c->n; i++) {
+    unsigned k = ring_index(c, i);
+    if (c->seq[k] >= seq) {
+      seen_ns = c->t_ns[k];
+      break;
+    }
+  }
+  *age_s = now_ns > seen_ns ? (double)(now_ns - seen_ns) / 1e9 : 0;
+  return true;
+}
