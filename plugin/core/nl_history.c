@@ -385,24 +385,40 @@ static void record_redeliveries(nl_consumer_state *st, const nl_sample *cur,
   e->intervals++;
 }
 
-/* True when no message can have expired in the interval from prev to cur:
- * it is shorter than the redelivery delay, and every message outstanding
- * at prev was delivered after the oldest poll held that is at most one
- * delay before cur (its delivery sequence is above that poll's
- * delivered.consumer_seq, as the ack floor's consumer sequence shows), so
- * none had been outstanding for a whole delay by cur. Call before cur is
+/* True when no message can have expired in the interval from prev to cur.
+ * The interval is shorter than the redelivery delay, and every message
+ * outstanding at prev (each above prev's ack_floor.stream_seq) was first
+ * delivered after the oldest poll held at most one delay before cur (above
+ * that poll's delivered.stream_seq), so none had been outstanding for a
+ * whole delay by cur. That poll's delivered.stream_seq is derived from the
+ * history: prev's, less each interval's new deliveries (the rise of
+ * delivered.consumer_seq less its redeliveries), which can only make it
+ * higher than it was, and so the rule stricter. Call before cur is
  * recorded (prev is the latest poll held). */
 static bool expiry_ruled_out(const nl_consumer_state *st, const nl_sample *prev,
                              const nl_sample *cur, int64_t delay) {
-  if (delay <= 0 || cur->t_ns - prev->t_ns >= delay)
+  /* The outstanding messages lie in (ack floor, delivered]: a poll that
+   * reports more of them than that range holds proves nothing. */
+  if (delay <= 0 || cur->t_ns - prev->t_ns >= delay ||
+      prev->ack_floor_stream_seq > prev->delivered_stream_seq ||
+      prev->num_ack_pending >
+          prev->delivered_stream_seq - prev->ack_floor_stream_seq)
     return false;
   int64_t cutoff = cur->t_ns - delay;
-  for (unsigned k = st->count; k-- > 0;) {
-    nl_past_sample s;
-    if (nl_state_past(st, k, &s) && s.t_ns >= cutoff)
-      return prev->ack_floor_consumer_seq >= s.delivered_consumer_seq;
+  uint64_t first_new = 0; /* New deliveries from that poll to prev. */
+  nl_past_sample newer, older;
+  if (!nl_state_past(st, 0, &newer))
+    return false;
+  for (unsigned k = 1; nl_state_past(st, k, &older) && older.t_ns >= cutoff;
+       k++) {
+    if (newer.redeliveries >= NL_PAST_REDELIVERIES_MAX)
+      return false; /* Saturated: the new deliveries are not known. */
+    first_new += newer.delivered_consumer_seq - older.delivered_consumer_seq -
+                 newer.redeliveries;
+    newer = older;
   }
-  return false;
+  return prev->delivered_stream_seq >= first_new &&
+         prev->ack_floor_stream_seq >= prev->delivered_stream_seq - first_new;
 }
 
 /* Fills the interval fields of cur from prev and updates running figures. */
@@ -517,7 +533,6 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
       .delivered_consumer_seq = c->delivered_consumer_seq,
       .delivered_stream_seq = c->delivered_stream_seq,
       .ack_floor_stream_seq = c->ack_floor_stream_seq,
-      .ack_floor_consumer_seq = c->ack_floor_consumer_seq,
       .ack_last_ns = c->ack_last_ns,
       .num_ack_pending = c->num_ack_pending > UINT32_MAX
                              ? UINT32_MAX

@@ -22,9 +22,6 @@ typedef struct {
   uint64_t delivered_consumer_seq;
   uint64_t delivered_stream_seq;
   uint64_t ack_floor_stream_seq;
-  /* Every delivery up to this consumer sequence is acked or superseded by
-   * a later delivery of its message. */
-  uint64_t ack_floor_consumer_seq;
   int64_t ack_last_ns;
   uint64_t num_pending;
   uint32_t num_ack_pending; /* Saturates at UINT32_MAX, as do the next. */

@@ -96,6 +96,7 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_ack_wait_violation_fires_and_clears)                                  \
   X(test_ack_wait_counts_redeliveries_acked_between_polls)                     \
   X(test_ack_wait_with_polls_much_shorter_than_ack_wait)                       \
+  X(test_ack_wait_seen_when_redelivery_lifts_consumer_floor)                   \
   X(test_single_redelivery_is_not_a_finding)                                   \
   X(test_crash_redelivery_burst_is_not_a_finding)                              \
   X(test_crash_redeliveries_spread_over_polls)                                 \

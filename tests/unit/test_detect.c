@@ -209,6 +209,27 @@ void test_ack_wait_with_polls_much_shorter_than_ack_wait(void) {
   sim_free(&s);
 }
 
+void test_ack_wait_seen_when_redelivery_lifts_consumer_floor(void) {
+  /* ack_wait 30 s, polls every second, 200 messages outstanding for longer
+   * than ack_wait. The server's ack floor consumer sequence is the lowest
+   * outstanding stream sequence's latest delivery less one: after that
+   * message is redelivered it is near the newest delivery, though older
+   * deliveries of later messages are still outstanding. Only the stream
+   * floor proves how old the outstanding messages are: the expiry
+   * redeliveries must count. */
+  sim s;
+  sim_init(&s);
+  for (int i = 0; i < 40; i++) {
+    ack_wait_step(&s);
+    s.consumer.num_ack_pending = 200;
+    s.consumer.ack_floor_stream_seq = s.consumer.delivered_stream_seq - 200;
+    s.consumer.ack_floor_consumer_seq = s.consumer.delivered_consumer_seq - 1;
+    sim_poll(&s);
+  }
+  CHECK(sim_active(&s, NL_ACK_WAIT_VIOLATION));
+  sim_free(&s);
+}
+
 void test_single_redelivery_is_not_a_finding(void) {
   sim s;
   sim_init(&s);
@@ -324,11 +345,15 @@ void test_transient_nak_is_not_a_storm(void) {
 }
 
 /* ack_wait 2 s, 100 messages delivered and acked, and a first poll. */
-static void long_task_init(sim *s) {
+/* ack_wait 2 s, 100 messages acked, and `running` more delivered above
+ * the floor before the first poll (long tasks already running). */
+static void long_task_init(sim *s, unsigned running) {
   sim_init(s);
   s->consumer.ack_wait_ns = 2 * SEC;
   healthy_step(s, 100);
   s->consumer.ack_floor_stream_seq = 100;
+  s->consumer.delivered_stream_seq += running;
+  s->consumer.delivered_consumer_seq += running;
   sim_poll(s);
 }
 
@@ -349,7 +374,7 @@ void test_missing_progress_long_task(void) {
   /* ack_wait 2 s; stream sequence 101 is a long task without in-progress
    * acks: redelivered every 2 s while later messages are acked. */
   sim s;
-  long_task_init(&s);
+  long_task_init(&s, 0);
   for (int i = 0; i < 8; i++)
     long_task_step(&s, 5, i % 2, 2);
   CHECK(sim_active(&s, NL_MISSING_PROGRESS));
@@ -387,7 +412,9 @@ void test_overlapping_long_tasks_are_missing_progress(void) {
    * recur as a small share of the deliveries. That is MISSING_PROGRESS,
    * never ACK_WAIT_VIOLATION. */
   sim s;
-  long_task_init(&s);
+  /* The floor stands below the oldest running long task, which started up
+   * to 7 s ago: 150 messages (5 s at 30/s) were delivered above it. */
+  long_task_init(&s, 150);
   for (int i = 0; i < 20; i++) {
     if (i % 3 == 2) /* The oldest long task finished. */
       s.consumer.ack_floor_stream_seq += 90;
