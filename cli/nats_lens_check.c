@@ -225,13 +225,9 @@ static bool use_color(const nlc_options *o) {
  * returns the exit status. */
 static int report(const nlc_options *o, const char *servers,
                   const nl_snapshot_set *set, nl_engine *e) {
-  nl_stream_select select = {.include = o->include,
-                             .n_include = o->n_include,
-                             .exclude = o->exclude,
-                             .n_exclude = o->n_exclude};
   nl_audit_result audit = {0};
-  live_rows live = {.select = &select};
-  if (nl_audit_run(set, &select, &o->audit, &audit) != 0 ||
+  live_rows live = {.select = &o->select};
+  if (nl_audit_run(set, &o->select, &o->audit, &audit) != 0 ||
       (e && (nl_registry_each(nl_engine_registry(e), collect_live, &live),
              live.failed))) {
     nl_audit_result_free(&audit);
@@ -243,9 +239,9 @@ static int report(const nlc_options *o, const char *servers,
                   .samples = o->samples,
                   .checked_at_ns = clock_ns(CLOCK_REALTIME)};
   for (size_t i = 0; i < set->n_streams; i++)
-    r.streams += nl_stream_selected(&select, set->streams[i].name);
+    r.streams += nl_stream_selected(&o->select, set->streams[i].name);
   for (size_t i = 0; i < set->n_consumers; i++)
-    r.consumers += nl_stream_selected(&select, set->consumers[i].stream);
+    r.consumers += nl_stream_selected(&o->select, set->consumers[i].stream);
   r.rows = calloc(audit.n + live.n + 1, sizeof(*r.rows));
   if (r.rows == NULL) {
     nl_audit_result_free(&audit);

@@ -229,8 +229,9 @@ static int apply(nlc_options *o, int opt, char *arg, char *err, size_t errlen) {
     return 0;
   case OPT_STREAM:
   case OPT_EXCLUDE:
-    if ((opt == OPT_STREAM ? add_glob(&o->include, &o->n_include, arg)
-                           : add_glob(&o->exclude, &o->n_exclude, arg)) != 0) {
+    if ((opt == OPT_STREAM
+             ? add_glob(&o->select.include, &o->select.n_include, arg)
+             : add_glob(&o->select.exclude, &o->select.n_exclude, arg)) != 0) {
       snprintf(err, errlen, "out of memory");
       return -1;
     }
@@ -386,8 +387,8 @@ void nlc_options_free(nlc_options *o) {
   for (size_t i = 0; i < o->n_urls; i++)
     free(o->urls[i]);
   free(o->urls);
-  free(o->include);
-  free(o->exclude);
+  free(o->select.include);
+  free(o->select.exclude);
   for (size_t i = 0; i < o->n_expects; i++)
     nl_expect_spec_free(&o->expects[i]);
   free(o->expects);

@@ -4,6 +4,7 @@
 
 #include "core/nl_audit.h"
 #include "core/nl_expect.h"
+#include "core/nl_select.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,11 +34,8 @@ typedef struct {
   const char *tls_ca;
   const char *tls_cert;
   const char *tls_key;
-  /* Stream selection (borrowed globs). */
-  char **include;
-  size_t n_include;
-  char **exclude;
-  size_t n_exclude;
+  /* --stream and --exclude-stream (the globs are borrowed from argv). */
+  nl_stream_select select;
   double watch_s;   /* 0: configuration audit only. */
   unsigned samples; /* Snapshots taken with --watch (at least 2). */
   double timeout_s; /* Per request and for connecting. */

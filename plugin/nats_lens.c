@@ -108,8 +108,8 @@ static void instance_free(void *arg) {
   free(inst->listen_port);
   nl_engine_free(inst->engine);
   nl_transport_free(inst->transport);
-  nl_advisory_thread_free(
-      inst->adv); /* After the transport: its callbacks queue. */
+  /* After the transport: its callbacks queue. */
+  nl_advisory_thread_free(inst->adv);
   pthread_mutex_destroy(&inst->engine_lock);
   free(inst->name);
   free_list(inst->urls, inst->n_urls);

@@ -87,8 +87,7 @@ nl_forecast nl_retention_observe(nl_consumer_state *st,
   fc.matters =
       exp_share >= NL_RETENTION_MATTERS || age_share >= NL_RETENTION_MATTERS;
   fc.far = exp_share < NL_RETENTION_FAR && age_share < NL_RETENTION_FAR;
-  nl_retention_watch *w =
-      fc.matters ? watch_of(st) : (nl_retention_watch *)st->retention;
+  nl_retention_watch *w = fc.matters ? watch_of(st) : st->retention;
   if (w != NULL) {
     nl_trend_add(&w->exposure, now_ns, fc.exposure);
     nl_trend_add(&w->age, now_ns, fc.age_s > 0 ? fc.age_s : 0);

@@ -10,8 +10,7 @@ static unsigned ring_index(const nl_seqclock *c, unsigned i) {
 
 void nl_seqclock_add(nl_seqclock *c, int64_t now_ns, uint64_t last_seq,
                      int64_t spacing_ns) {
-  bool have = c->n > 0 || c->latest_ns != 0;
-  if (have && (last_seq < c->latest_seq || now_ns < c->latest_ns))
+  if (c->n > 0 && (last_seq < c->latest_seq || now_ns < c->latest_ns))
     memset(c, 0, sizeof(*c));
   unsigned newest = c->n ? ring_index(c, c->n - 1u) : 0;
   if (c->n == 0 || now_ns - c->t_ns[newest] >= spacing_ns) {
