@@ -70,6 +70,8 @@ setup() {
       --max-msgs 500 &&
     inj consumer-create RWQ workers --ack-wait 30 &&
     inj stream-create RMA --subjects 'rma.>' --max-age 3 &&
+    inj stream-create ND --subjects 'nd.>' &&
+    inj consumer-create ND retry --ack-wait 30 &&
     inj consumer-create RMA live --ack-wait 30 &&
     inj stream-create IN --subjects 'in.>' --retention interest &&
     inj stream-create INF --subjects 'inf.>' --retention interest &&
@@ -126,6 +128,10 @@ bg rwq_pub publish rwq.a --count 1200 --rate 20
 bg rwq consume RWQ workers --workers 4 --process-ms 150 --duration 70
 bg rma_pub publish rma.a --count 600 --rate 10
 bg rma consume RMA live --process-ms 20 --duration 70
+# A look-alike of ACK_WAIT_VIOLATION: each message is NAKed once with a 1 s
+# delay (a transient error) and acked when it comes back; ack_wait is 30 s.
+bg nd_pub publish nd.a --count 400 --rate 10
+bg nd consume ND retry --nak-first-delay-ms 1000 --workers 2 --duration 45
 bg inf_pub publish inf.a --count 75 --rate 5
 bg ink_pub publish ink.a --count 75 --rate 5
 bg ink consume INK worker --duration 40
@@ -241,7 +247,21 @@ bg nk_fix consume NK loop --duration 10 --term-seq-mod 5
 inj consumer-delete AN fast
 inj consumer-create AA par --ack all --max-ack-pending 1
 bg pu_fix consume PU gone --mode push --deliver-subject dlv.pu.gone --duration 8
-bg rr_fix consume RR lag --workers 2 --duration 10
+# RETENTION_RISK's own fix command, applied as printed: the server keeps
+# the limit it names (read back from STREAM.INFO), and the finding clears
+# with nothing else changed (RR/lag still reads nothing).
+rr_max=$(nl_notifications "RR/lag" |
+  grep -o 'fix: nats stream edit RR --max-msgs [0-9]*' | head -n 1 |
+  awk '{ print $NF }')
+if [ -n "$rr_max" ] && inj stream-create RR --subjects 'rr.>' \
+  --max-msgs "$rr_max" &&
+  rr_got=$(nl_inject "$PORT" request '$JS.API.STREAM.INFO.RR' |
+    python3 -c 'import json, sys; print(json.load(sys.stdin)["config"]["max_msgs"])') &&
+  [ "$rr_got" = "$rr_max" ]; then
+  nl_pass retention_risk/fix-applied "max_msgs $rr_got read back"
+else
+  nl_fail retention_risk/fix-applied "printed ${rr_max:-none}, read back ${rr_got:-none}"
+fi
 inj consumer-create IN w1 --ack-wait 30
 inj consumer-create INF all --ack-wait 30
 # Publishes after the fix are kept (the evidence that clears INF, whose
@@ -269,7 +289,15 @@ for lc in RWQ/workers RMA/live RR/keep; do
     nl_fail "look-alike/observed $lc" "${n:-0} polls with deliveries"
   fi
 done
+n=$(awk -F, 'NR > 1 && $2 + 0 > 0 { n++ } END { print n + 0 }' \
+  "$(nl_csv_file it-ND nats_lens_redelivered retry)" 2>/dev/null)
+if [ "${n:-0}" -ge 5 ]; then
+  nl_pass "look-alike/observed ND/retry" "$n polls with redeliveries"
+else
+  nl_fail "look-alike/observed ND/retry" "${n:-0} polls with redeliveries"
+fi
 for where in MDL/kept AN/safe AA/one PU/bound RR/keep RWQ/workers RMA/live \
+  ND/retry \
   "stream INK" \
   STREAM_SINGLE_REPLICA CONSUMER_UNOBSERVABLE; do
   others=$(nl_notifications "$where")

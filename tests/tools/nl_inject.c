@@ -56,6 +56,7 @@ static const char *usage_text =
     "      [--process-ms P] [--slow-every K --slow-ms P2]\n"
     "      [--in-progress [--progress-ms MS]]\n"
     "      [--nak | --nak-seq-mod K | --no-ack] [--term-seq-mod K]\n"
+    "      [--nak-first-delay-ms MS]\n"
     "      [--max-msgs N] [--expires-ms MS] [--verbose]\n"
     "  info STREAM CONSUMER              (raw CONSUMER.INFO reply)\n"
     "  watch STREAM CONSUMER [--interval SECONDS] [--count N]\n"
@@ -722,6 +723,7 @@ static struct {
   const char *stream, *consumer;
   bool pull, verbose, in_progress, nak_all, no_ack;
   int64_t batch, process_ms, slow_every, slow_ms, progress_ms, nak_mod;
+  int64_t nak_first_delay_ms; /* NAK first deliveries with this delay. */
   int64_t term_mod;
   int64_t max_msgs, expires_ms, start_ms, deadline_ms;
   natsSubscription *push_sub;
@@ -804,6 +806,14 @@ static bool handle_msg(int worker, natsMsg *msg) {
     reply_to(reply, "+TERM");
     run.termed++;
     vlog(worker, &d, "term");
+  } else if (run.nak_first_delay_ms > 0 && d.delivered == 1) {
+    /* A transient error: retried once after the delay, then acked. */
+    char body[64];
+    snprintf(body, sizeof(body), "-NAK {\"delay\": %lld}",
+             (long long)run.nak_first_delay_ms * 1000000LL);
+    reply_to(reply, body);
+    run.naked++;
+    vlog(worker, &d, "nak-delay");
   } else if (run.nak_all ||
              (run.nak_mod > 0 && d.stream_seq % run.nak_mod == 0)) {
     reply_to(reply, "-NAK");
@@ -925,7 +935,8 @@ static void *push_worker(void *arg) {
 static int cmd_consume(void) {
   check_args("--duration --mode --deliver-subject --queue --batch --workers "
              "--process-ms --slow-every --slow-ms --in-progress --progress-ms "
-             "--nak --nak-seq-mod --term-seq-mod --no-ack --max-msgs "
+             "--nak --nak-seq-mod --nak-first-delay-ms --term-seq-mod "
+             "--no-ack --max-msgs "
              "--expires-ms --verbose",
              3, 3);
   run.stream = args.pos[1];
@@ -946,6 +957,7 @@ static int cmd_consume(void) {
   run.progress_ms = opt_ll("--progress-ms", 1000);
   run.nak_all = opt_has("--nak");
   run.nak_mod = opt_ll("--nak-seq-mod", 0);
+  run.nak_first_delay_ms = opt_ll("--nak-first-delay-ms", 0);
   run.term_mod = opt_ll("--term-seq-mod", 0);
   run.no_ack = opt_has("--no-ack");
   run.max_msgs = opt_ll("--max-msgs", 0);
@@ -955,8 +967,11 @@ static int cmd_consume(void) {
       workers > 64 || run.progress_ms < 10 || run.expires_ms < 10)
     die(2, "consume: bad --duration, --batch, --workers, --progress-ms or "
            "--expires-ms");
-  if (run.nak_all + (run.nak_mod > 0) + run.no_ack > 1)
-    die(2, "--nak, --nak-seq-mod and --no-ack exclude each other");
+  if (run.nak_all + (run.nak_mod > 0) + run.no_ack +
+          (run.nak_first_delay_ms > 0) >
+      1)
+    die(2, "--nak, --nak-seq-mod, --nak-first-delay-ms and --no-ack exclude "
+           "each other");
   alarm((unsigned)duration + 30);
   connect_server();
 
