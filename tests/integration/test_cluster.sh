@@ -192,6 +192,18 @@ for s in MP OK; do
 done
 changes=$(echo "$all_changes" | grep -v -e 'type_instance = poll' \
   -e 'type_instance = CONSUMER_UNOBSERVABLE')
+# A restarted cluster can come back without MP/stuck's unacked messages
+# (seen on 2.9.10: num_ack_pending 0 after the quorum returned). The plugin
+# then rightly clears MAX_PENDING_THROTTLE on the first poll that sees the
+# consumer again: that clear is allowed when the server, asked now, no
+# longer holds the consumer at its cap of 5.
+mp_ack=$(inj "$C" info MP stuck 2>/dev/null |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["num_ack_pending"])' \
+    2>/dev/null)
+if [ -n "$mp_ack" ] && [ "$mp_ack" -lt 5 ]; then
+  echo "# MP/stuck came back with num_ack_pending $mp_ack: its clear is allowed"
+  changes=$(echo "$changes" | grep -v 'MAX_PENDING_THROTTLE MP/stuck cleared')
+fi
 if [ -z "$changes" ]; then
   nl_pass meta/no-finding-change "no finding fired or cleared while unobservable"
 else
