@@ -117,8 +117,9 @@ $(UNIT_BIN): $(UNIT_SRC) tests/unit/*.h $(BUILD)/http/nl_route.o $(JSAPI_LIB) \
 		$(BUILD)/http/nl_route.o $(JSAPI_LIB) $(CORE_LIB) $(LIBS) $(LDSAN)
 
 $(INJECT): tests/tools/nl_inject.c plugin/jsapi/nl_nkey.c plugin/jsapi/nl_nkey.h
-	$(CC) -std=gnu11 -O2 -Wall -Wextra -Iplugin -o $@ $< \
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Iplugin -o $@.tmp $< \
 		plugin/jsapi/nl_nkey.c -lnats -ljson-c -lcrypto -lpthread
+	mv $@.tmp $@
 
 BENCH_BIN := $(BUILD)/nl-bench
 

@@ -17,6 +17,7 @@
 #include "core/nl_engine.h"
 #include "core/nl_health.h"
 #include "core/nl_names.h"
+#include "core/nl_onset_rate.h"
 #include "http/nl_http.h"
 #include "jsapi/nl_advisory_fetch.h"
 #include "jsapi/nl_advisory_thread.h"
@@ -68,6 +69,9 @@ typedef struct {
   bool advisories;
   nl_advisory_thread *adv;
   pthread_mutex_t engine_lock;
+  /* Findings started in the last hour (guarded by engine_lock, under which
+   * every transition is reported). */
+  nl_onset_rate onsets;
   c_complain_t publish_complaint;
   c_complain_t poll_complaint;
   c_complain_t connect_complaint;
@@ -141,18 +145,26 @@ static int config_unsigned(oconfig_item_t *ci, const char *inst,
   return 0;
 }
 
-/* Reads a number option greater than 0 and at most max into *out. */
-static int config_positive(oconfig_item_t *ci, const char *inst, double max,
-                           double *out) {
+/* Reads a number option into *out: greater than 0 (at least 0 with
+ * zero_ok) and at most max. */
+static int config_number(oconfig_item_t *ci, const char *inst, bool zero_ok,
+                         double max, double *out) {
   double v = 0;
-  if (cf_util_get_double(ci, &v) != 0 || !(v > 0) || v > max) {
-    ERROR(LOG_PREFIX "Instance \"%s\": option %s needs a number greater than "
-                     "0 and at most %g.",
-          inst, ci->key, max);
+  if (cf_util_get_double(ci, &v) != 0 || !(zero_ok ? v >= 0 : v > 0) ||
+      v > max) {
+    ERROR(LOG_PREFIX "Instance \"%s\": option %s needs a number %s 0 and "
+                     "at most %g.",
+          inst, ci->key, zero_ok ? "of at least" : "greater than", max);
     return -1;
   }
   *out = v;
   return 0;
+}
+
+/* Reads a number greater than 0 and at most max. */
+static int config_positive(oconfig_item_t *ci, const char *inst, double max,
+                           double *out) {
+  return config_number(ci, inst, false, max, out);
 }
 
 /* Reads HealthSubjectPrefix into inst->health. */
@@ -331,6 +343,9 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
     else if (strcasecmp("PushUnboundSeconds", key) == 0)
       status = config_positive(child, inst->name, 86400 * 7,
                                &inst->params.push_unbound_s);
+    else if (strcasecmp("ClearHoldSeconds", key) == 0)
+      status = config_number(child, inst->name, true, 86400,
+                             &inst->params.clear_hold_s);
     else if (strcasecmp("RetentionHorizon", key) == 0)
       status = config_positive(child, inst->name, 86400 * 365,
                                &inst->params.retention_horizon_s);
@@ -665,6 +680,8 @@ static void sink_transition(void *ud, const char *stream, const char *consumer,
                             const nl_finding *f, bool active,
                             const char *reason) {
   const read_ctx *rc = ud;
+  if (active)
+    nl_onset_rate_add(&rc->inst->onsets, (int64_t)CDTIME_T_TO_NS(rc->time));
   char pi[DATA_MAX_NAME_LEN], evidence[NL_TEXT_MAX], msg[NOTIF_MAX_MSG_LEN];
   stream_plugin_instance(rc->inst, stream, pi, sizeof(pi));
   nl_finding_format_evidence(f, evidence, sizeof(evidence));
@@ -728,10 +745,13 @@ static void poll_state(const read_ctx *rc, bool failing, const char *why) {
   notify(rc, failing ? NOTIF_FAILURE : NOTIF_OKAY, inst->name, "poll", msg, &n);
 }
 
+/* Submits the instance's own values; onsets is the number of findings
+ * started in the last hour. */
 static void submit_instance(const read_ctx *rc, double duration,
                             size_t consumers, size_t unobservable,
-                            size_t streams, bool connected) {
+                            size_t streams, bool connected, uint64_t onsets) {
   const char *pi = rc->inst->name;
+  submit_gauge(rc, pi, "gauge", "onsets_per_hour", (double)onsets);
   submit_gauge(rc, pi, "duration", "poll", duration);
   submit_derive(rc, pi, "derive", "api_requests", rc->inst->api_requests);
   submit_derive(rc, pi, "errors", "api", rc->inst->api_errors);
@@ -771,9 +791,11 @@ static void submit_failed_poll(const read_ctx *rc, bool connected) {
   size_t held = 0, active[NL_CLASS_COUNT];
   pthread_mutex_lock(&rc->inst->engine_lock);
   nl_engine_counts(rc->inst->engine, &held, active);
+  uint64_t onsets = nl_onset_rate_last_hour(&rc->inst->onsets,
+                                            (int64_t)CDTIME_T_TO_NS(rc->time));
   pthread_mutex_unlock(&rc->inst->engine_lock);
   submit_instance(rc, CDTIME_T_TO_DOUBLE(cdtime() - rc->time), 0, held, 0,
-                  connected);
+                  connected, onsets);
 }
 
 /* Feeds advisories into the engine, on the advisory thread or from
@@ -931,10 +953,11 @@ static int nl_read(user_data_t *ud) {
                                inst->transport, inst->engine, inst->name,
                                set.n_streams, now_ns, err, sizeof(err));
   publish_result(inst, sent, err);
+  uint64_t onsets = nl_onset_rate_last_hour(&inst->onsets, now_ns);
   pthread_mutex_unlock(&inst->engine_lock);
   submit_advisory_counts(&rc);
   submit_instance(&rc, CDTIME_T_TO_DOUBLE(cdtime() - rc.time), set.n_consumers,
-                  set.unobservable + kept, set.n_streams, true);
+                  set.unobservable + kept, set.n_streams, true, onsets);
   nl_snapshot_set_clear(&set);
   /* A poll's replies and snapshots are freed now; hand the pages back so
    * that collectd's resident memory holds only the per-consumer history. */

@@ -200,6 +200,85 @@ nl_inject() {
   "$NL_INJECT" --server "nats://127.0.0.1:$port" "$@"
 }
 
+# nl_apply_fix PORT COMMAND: applies a fix command the plugin printed
+# (`nats consumer edit S C ...` or `nats stream edit S ...`, the flags the
+# plugin prints) with nl-inject's consumer-edit or stream-edit, which
+# change only the named settings as the nats CLI does, then reads the
+# configuration back from the server. Prints "field=value" for each
+# setting read back; returns 0 only when the server holds every value the
+# command asked for (it may override or refuse one: a backoff replaces
+# ack_wait), 2 for a command it cannot apply.
+nl_apply_fix() {
+  local port=$1 cmd=$2 w
+  read -ra w <<<"$cmd"
+  python3 - "$NL_INJECT" "$port" "${w[@]}" <<'PY'
+import json, subprocess, sys
+inject, port, words = sys.argv[1], sys.argv[2], sys.argv[3:]
+def secs(v):
+    return float(v[:-1]) if v.endswith("s") else float(v)
+def run(*args):
+    p = subprocess.run([inject, "--server", "nats://127.0.0.1:" + port] +
+                       list(args), capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit("fix not applied: %s" % (p.stderr or p.stdout).strip())
+    return p.stdout
+if words[:3] == ["nats", "consumer", "edit"] and len(words) >= 5:
+    stream, consumer, flags = words[3], words[4], words[5:]
+    opts = dict(zip(flags[::2], flags[1::2]))
+    edit, want = [], {}
+    if "--wait" in opts:
+        edit += ["--ack-wait", str(secs(opts["--wait"]))]
+        want["ack_wait"] = int(secs(opts["--wait"]) * 1e9)
+    if "--max-pending" in opts:
+        edit += ["--max-ack-pending", opts["--max-pending"]]
+        want["max_ack_pending"] = int(opts["--max-pending"])
+    if "--max-deliver" in opts:
+        edit += ["--max-deliver", opts["--max-deliver"]]
+        want["max_deliver"] = int(opts["--max-deliver"])
+    if opts.get("--backoff") == "none":
+        edit += ["--backoff", "none"]
+        want["backoff"] = None
+    elif opts.get("--backoff") == "linear":
+        # The nats CLI's linear backoff: steps periods from min, each
+        # (max - min) / steps longer than the one before.
+        k = int(opts["--backoff-steps"])
+        lo, hi = secs(opts["--backoff-min"]), secs(opts["--backoff-max"])
+        steps = [lo + i * (hi - lo) / k for i in range(k)]
+        edit += ["--backoff", ",".join("%g" % x for x in steps)]
+        want["backoff"] = [int(round(x * 1e9)) for x in steps]
+        want["ack_wait"] = want["backoff"][0]
+    if not want or len(opts) * 2 != len(flags):
+        sys.exit(2)
+    run("consumer-edit", stream, consumer, *edit)
+    cfg = json.loads(run("info", stream, consumer))["config"]
+elif words[:3] == ["nats", "stream", "edit"] and len(words) >= 4:
+    stream, flags = words[3], words[4:]
+    opts = dict(zip(flags[::2], flags[1::2]))
+    edit, want = [], {}
+    for flag, key in (("--max-msgs", "max_msgs"), ("--max-bytes", "max_bytes"),
+                      ("--replicas", "num_replicas")):
+        if flag in opts:
+            edit += [flag, opts[flag]]
+            want[key] = int(opts[flag])
+    if "--max-age" in opts:
+        edit += ["--max-age", str(secs(opts["--max-age"]))]
+        want["max_age"] = int(secs(opts["--max-age"]) * 1e9)
+    if not want or len(opts) * 2 != len(flags):
+        sys.exit(2)
+    run("stream-edit", stream, *edit)
+    cfg = json.loads(run("request", "$JS.API.STREAM.INFO." + stream,
+                         ""))["config"]
+else:
+    sys.exit(2)
+ok = True
+for key, value in want.items():
+    got = cfg.get(key)
+    print("%s=%s" % (key, json.dumps(got)))
+    ok = ok and got == value
+sys.exit(0 if ok else 1)
+PY
+}
+
 # nl_notifications [PATTERN]: the notification lines logged so far.
 nl_notifications() {
   grep "Notification:" "$NL_TMP/collectd.log" 2>/dev/null | grep -e "${1:-.}"

@@ -8,12 +8,14 @@
 #
 # The fix replaces the stuck worker by two that acknowledge: the held
 # messages expire (ack_wait 3 s), are delivered again and acknowledged, and
-# the finding clears.
+# the finding clears 30 s later (ClearHoldSeconds: a consumer hovering at
+# its cap gives one finding, not one per dip). Raising max_ack_pending
+# instead would clear it on the next poll.
 #
 # Usage: max-pending-throttle.sh [NATS_URL]; see lib.sh.
 . "$(dirname "$0")/lib.sh"
 S=NL_DEMO_THROTTLE
-sc_begin MAX_PENDING_THROTTLE WARNING "$S" stuck 10 12
+sc_begin MAX_PENDING_THROTTLE WARNING "$S" stuck 10 40
 inj stream-create "$S" --subjects 'nl_demo.throttle.>' >/dev/null
 inj consumer-create "$S" stuck --ack-wait 3 --max-ack-pending 5 >/dev/null
 inj publish nl_demo.throttle.job --count 50 >/dev/null

@@ -7,12 +7,12 @@
 # polls.
 #
 # The fix terminates the poison messages (AckTerm) instead of NAKing them:
-# the storm stops and the finding clears.
+# the storm stops and the finding clears 30 s later (ClearHoldSeconds).
 #
 # Usage: nak-storm.sh [NATS_URL]; see lib.sh.
 . "$(dirname "$0")/lib.sh"
 S=NL_DEMO_NAK
-sc_begin NAK_STORM WARNING "$S" poison 12 12
+sc_begin NAK_STORM WARNING "$S" poison 12 40
 inj stream-create "$S" --subjects 'nl_demo.nak.>' >/dev/null
 inj consumer-create "$S" poison --ack-wait 30 >/dev/null
 inj publish nl_demo.nak.job --count 20 >/dev/null

@@ -384,8 +384,6 @@ static void rule_ack_wait(audit_run *a, const nl_consumer_snap *c,
   if (f == NULL)
     return;
   double rec = ceil(1.5 * nl_seconds(e->max_processing_ns));
-  words w;
-  quote(c->stream, c->name, NULL, &w);
   nl_finding_add(f, "ack_wait_s", nl_seconds(c->ack_wait_ns));
   nl_finding_add(f, "redelivery_delay_s", nl_seconds(delay));
   nl_finding_add(f, "declared_max_processing_s",
@@ -399,16 +397,7 @@ static void rule_ack_wait(audit_run *a, const nl_consumer_snap *c,
            nl_seconds(delay),
            c->backoff_steps ? "first backoff step" : "ack_wait",
            nl_seconds(e->max_processing_ns));
-  if (c->backoff_steps > 0)
-    snprintf(f->fix_command, sizeof(f->fix_command),
-             "nats consumer edit %s %s --backoff linear --backoff-steps %zu "
-             "--backoff-min %.0fs --backoff-max %.0fs",
-             w.stream, w.consumer, c->backoff_steps, rec,
-             rec * (double)c->backoff_steps);
-  else
-    snprintf(f->fix_command, sizeof(f->fix_command),
-             "nats consumer edit %s %s --wait %.0fs", w.stream, w.consumer,
-             rec);
+  nl_detect_ack_wait_fix(c, rec, f->fix_command, sizeof(f->fix_command));
   snprintf(f->recommendation, sizeof(f->recommendation),
            "a first redelivery delay of %.0f s (1.5x the declared processing "
            "time); or have long tasks send in-progress acks (+WPI) at least "

@@ -19,6 +19,7 @@ void nl_detect_params_default(nl_detect_params *p) {
   p->nak_adv_min_deliveries = 3;
   p->push_unbound_s = 60.0;
   p->retention_horizon_s = 3600.0;
+  p->clear_hold_s = 30.0;
   p->config_classes = false;
 }
 
@@ -62,14 +63,22 @@ static void quote_names(const nl_consumer_snap *c, names_t *n) {
   nl_shell_word(c->name, n->consumer, sizeof(n->consumer));
 }
 
-/* Recommended ack_wait in whole seconds: 1.5 times the longest time a
- * message was seen outstanding, and at least twice the current ack_wait. */
 void nl_detect_ack_wait_fix(const nl_consumer_snap *c, double ack_wait_s,
                             char *buf, size_t len) {
   names_t q;
   quote_names(c, &q);
-  snprintf(buf, len, "nats consumer edit %s %s --wait %.0fs", q.stream,
-           q.consumer, ack_wait_s);
+  /* With a backoff the server replaces ack_wait by the first step, so
+   * --wait alone would change nothing: the same number of steps (max_deliver
+   * stays valid), starting at the recommended delay. */
+  if (c->backoff_steps > 0)
+    snprintf(buf, len,
+             "nats consumer edit %s %s --backoff linear --backoff-steps %zu "
+             "--backoff-min %.0fs --backoff-max %.0fs",
+             q.stream, q.consumer, c->backoff_steps, ack_wait_s,
+             ack_wait_s * (double)c->backoff_steps);
+  else
+    snprintf(buf, len, "nats consumer edit %s %s --wait %.0fs", q.stream,
+             q.consumer, ack_wait_s);
 }
 
 static double recommend_ack_wait_s(const nl_consumer_state *st,
@@ -89,7 +98,8 @@ static bool detect_nak_storm(const nl_consumer_state *st,
   unsigned n = p->nak_storm_intervals ? p->nak_storm_intervals : 1;
   if (n > NL_HISTORY_LEN - 1)
     n = NL_HISTORY_LEN - 1;
-  if (c->ack_policy == NL_ACK_NONE || st->count < n + 1)
+  if (c->ack_policy == NL_ACK_NONE || st->count < n + 1 ||
+      nl_nak_loop_bounded(c->max_deliver))
     return false;
   uint64_t sum = 0;
   nl_past_sample s;
@@ -114,8 +124,7 @@ static bool detect_nak_storm(const nl_consumer_state *st,
   nl_finding_add(f, "ack_floor_stream_seq", (double)c->ack_floor_stream_seq);
   nl_finding_add(f, "redelivery_delay_s", delay);
   nl_finding_add(f, "max_deliver", (double)c->max_deliver);
-  double rec =
-      c->max_deliver > 0 && c->max_deliver <= 10 ? (double)c->max_deliver : 5;
+  double rec = NL_NAK_RECOMMENDED;
   nl_finding_add(f, "recommended_max_deliver", rec);
   snprintf(
       f->description, sizeof(f->description),
@@ -134,7 +143,7 @@ static bool detect_nak_storm(const nl_consumer_state *st,
            "bound the loop with max_deliver %.0f (%s) and NAK with a delay "
            "(or terminate poison messages) so one bad message cannot cycle",
            rec,
-           c->max_deliver > 0 ? "kept from the current setting"
+           c->max_deliver > 0 ? "lowered from the current setting"
                               : "max_deliver is unlimited now");
   return true;
 }
@@ -235,7 +244,7 @@ static bool detect_missing_progress(const nl_consumer_state *st,
   bool long_tasks = r->recurring && few;
   /* Long tasks come one after another: when one finishes, the finding holds
    * for one more limit while the next may be building up. */
-  bool grace = st->active[NL_MISSING_PROGRESS] != NULL &&
+  bool grace = nl_finding_holding(st->active[NL_MISSING_PROGRESS]) &&
                st->last_stuck_end_ns > 0 &&
                (double)(s0->t_ns - st->last_stuck_end_ns) <= limit;
   if (!now_stuck && !long_tasks && !grace)

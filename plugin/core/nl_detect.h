@@ -37,12 +37,31 @@ typedef struct {
   double push_unbound_s;
   /* RETENTION_RISK: forecast time to eviction below this. */
   double retention_horizon_s;
+  /* Every class: a held finding whose condition is no longer seen clears
+   * once it has been missing for at least this long and on at least
+   * NL_CLEAR_POLLS polls in a row; at once when the configuration changed
+   * (a fix was applied) or the consumer or stream is gone. */
+  double clear_hold_s;
   /* The configuration classes (ACK_NONE_CONSUMER, ACK_ALL_PARALLEL,
    * INTEREST_NO_CONSUMERS, STREAM_SINGLE_REPLICA, CONSUMER_UNOBSERVABLE),
    * raised through nl_audit's rules. Off by default: nats-lens-check
    * reports those rules itself; the collectd plugin turns them on. */
   bool config_classes;
 } nl_detect_params;
+
+#define NL_CLEAR_POLLS 2
+
+/* NAK_STORM: a consumer whose max_deliver is set and at most this already
+ * bounds a NAK loop the way the fix would (each message cycles at most
+ * max_deliver times, then is exhausted: MAX_DELIVER_EXHAUSTED's business);
+ * an unlimited or larger max_deliver is set to NL_NAK_RECOMMENDED. */
+#define NL_NAK_LOOP_BOUND 10
+#define NL_NAK_RECOMMENDED 5
+
+/* Returns true when max_deliver bounds a NAK loop (see NL_NAK_LOOP_BOUND). */
+static inline bool nl_nak_loop_bounded(int64_t max_deliver) {
+  return max_deliver > 0 && max_deliver <= NL_NAK_LOOP_BOUND;
+}
 
 void nl_detect_params_default(nl_detect_params *p);
 
@@ -69,8 +88,10 @@ void nl_detect_consumer(const nl_consumer_state *st, const nl_consumer_snap *c,
                         bool active[NL_CLASS_COUNT],
                         nl_finding out[NL_CLASS_COUNT]);
 
-/* Writes the command that sets consumer c's ack_wait to ack_wait_s
- * seconds (names shell-quoted) into buf. */
+/* Writes into buf the command that makes consumer c's first redelivery
+ * come after ack_wait_s seconds (names shell-quoted): --wait, or for a
+ * consumer with a backoff (whose first step the server uses as ack_wait) a
+ * linear backoff of as many steps starting there. */
 void nl_detect_ack_wait_fix(const nl_consumer_snap *c, double ack_wait_s,
                             char *buf, size_t len);
 

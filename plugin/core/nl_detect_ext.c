@@ -21,6 +21,7 @@ int nl_ext_record(nl_consumer_state *st, const nl_advisory *a) {
     return -1;
   switch (a->kind) {
   case NL_ADV_NAK:
+    nl_state_add_nak(st);
     x->naks[x->n_naks % NL_EXT_NAKS] =
         (nl_ext_nak){a->received_ns, a->stream_seq, a->deliveries};
     x->n_naks++;
@@ -152,7 +153,7 @@ static bool detect_nak_adv(const nl_consumer_state *st,
                            const nl_detect_params *p, int64_t now_ns,
                            nl_finding *f) {
   const nl_ext_state *x = st->ext;
-  if (x == NULL || x->n_naks == 0)
+  if (x == NULL || x->n_naks == 0 || nl_nak_loop_bounded(x->max_deliver))
     return false;
   int64_t window = (int64_t)(p->nak_adv_window_s * 1e9);
   uint64_t held = x->n_naks < NL_EXT_NAKS ? x->n_naks : NL_EXT_NAKS;
@@ -210,8 +211,7 @@ static bool detect_nak_adv(const nl_consumer_state *st,
                                i ? ", " : "", seqs[i].seq);
   }
   nl_finding_add(f, "max_deliver", (double)x->max_deliver);
-  double rec =
-      x->max_deliver > 0 && x->max_deliver <= 10 ? (double)x->max_deliver : 5;
+  double rec = NL_NAK_RECOMMENDED;
   nl_finding_add(f, "recommended_max_deliver", rec);
   nl_finding_add(f, "from_advisories", 1);
   snprintf(f->description, sizeof(f->description),
@@ -394,7 +394,7 @@ static void take_audit(const nl_audit_result *r,
     nl_class cls = nl_audit_plugin_class(r->items[i].cls);
     if (cls == NL_CLASS_COUNT)
       continue;
-    if (cls == NL_ACK_ALL_PARALLEL && held[cls] == NULL &&
+    if (cls == NL_ACK_ALL_PARALLEL && !nl_finding_holding(held[cls]) &&
         nl_finding_get(&r->items[i].f, "parallel_seen", 0) == 0)
       continue;
     out[cls] = r->items[i].f;
@@ -464,7 +464,7 @@ void nl_ext_detect_config(const nl_consumer_state *st, const nl_ext_poll *ctx,
 
 void nl_ext_detect_stream(const nl_snapshot_set *set, size_t index,
                           const nl_ext_stream_prev *prev,
-                          uint64_t delivered_delta,
+                          uint64_t delivered_delta, int64_t now_ns,
                           nl_finding *const held[NL_CLASS_COUNT],
                           const nl_detect_params *p, nl_audit_result *scratch,
                           const nl_audit_params *audit,
@@ -479,13 +479,24 @@ void nl_ext_detect_stream(const nl_snapshot_set *set, size_t index,
   nl_audit_stream(set, index, audit, STREAM_RULES, scratch);
   take_audit(scratch, held, active, out);
   const nl_stream_snap *s = &set->streams[index];
+  /* Without consumers and without a publish seen dropped (below), the
+   * stream must have stayed so for NL_INTEREST_EMPTY_S. */
+  bool empty_long =
+      prev != NULL && prev->have_prev && prev->empty_since_ns > 0 &&
+      nl_seconds(now_ns - prev->empty_since_ns) >= NL_INTEREST_EMPTY_S;
+  if (active[NL_INTEREST_NO_CONSUMERS] && s->consumer_count == 0 &&
+      !empty_long && !nl_finding_holding(held[NL_INTEREST_NO_CONSUMERS]))
+    active[NL_INTEREST_NO_CONSUMERS] = false;
   nl_finding f;
   if (active[NL_INTEREST_NO_CONSUMERS] || prev == NULL || !prev->have_prev)
     return;
   nl_stream_snap before = {.last_seq = prev->last_seq, .msgs = prev->msgs};
-  if (nl_audit_interest_dropping(s, &before, delivered_delta, &f)) {
+  /* Deliveries are counted from the consumers of both polls: with
+   * consumers come or gone, what they received is not known. */
+  if (s->consumer_count == prev->consumer_count &&
+      nl_audit_interest_dropping(s, &before, delivered_delta, &f)) {
     out[NL_INTEREST_NO_CONSUMERS] = f;
-  } else if (held[NL_INTEREST_NO_CONSUMERS] != NULL &&
+  } else if (nl_finding_holding(held[NL_INTEREST_NO_CONSUMERS]) &&
              s->retention == NL_RETENTION_INTEREST &&
              s->last_seq == prev->last_seq &&
              s->consumer_count == prev->consumer_count) {

@@ -123,17 +123,26 @@ typedef struct {
   uint64_t msgs;
   uint64_t consumer_count;
   int64_t t_ns;
+  /* Poll time since which the stream has had no consumer, 0 while it has
+   * one. */
+  int64_t empty_since_ns;
 } nl_ext_stream_prev;
 
-/* Runs the stream classes on stream index of set: INTEREST_NO_CONSUMERS
- * (no consumers, or publishes dropped over the interval since prev while
- * the stream's consumers received delivered_delta messages),
+/* INTEREST_NO_CONSUMERS for an interest stream without any consumer and
+ * without a publish seen dropped: only once it has been so for this long.
+ * A stream is often created a moment before its consumers. */
+#define NL_INTEREST_EMPTY_S 60.0
+
+/* Runs the stream classes on stream index of set, polled at now_ns:
+ * INTEREST_NO_CONSUMERS (no consumers for NL_INTEREST_EMPTY_S, or
+ * publishes dropped over the interval since prev while the stream's
+ * consumers received delivered_delta messages),
  * STREAM_SINGLE_REPLICA and CONSUMER_UNOBSERVABLE. held tells which are
  * active now (for hysteresis). Sets active/out for those three only;
  * nothing when p->config_classes is off. */
 void nl_ext_detect_stream(const nl_snapshot_set *set, size_t index,
                           const nl_ext_stream_prev *prev,
-                          uint64_t delivered_delta,
+                          uint64_t delivered_delta, int64_t now_ns,
                           nl_finding *const held[NL_CLASS_COUNT],
                           const nl_detect_params *p, nl_audit_result *scratch,
                           const nl_audit_params *audit,

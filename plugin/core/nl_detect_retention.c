@@ -140,40 +140,25 @@ static void retention_fix(const nl_consumer_state *st, const nl_stream_snap *s,
            cw);
 }
 
-/* Whether a held finding stays: the condition under the wider threshold,
- * or gone for less than the hold time while the consumer is still near a
- * limit. */
-static bool still_held(nl_retention_watch *w, const nl_forecast *fc,
-                       double horizon, int64_t now_ns) {
-  if (fc->seconds < 1.2 * horizon) {
-    if (w != NULL)
-      w->quiet_since_ns = 0;
-    return true;
-  }
-  if (fc->far || w == NULL)
-    return false;
-  if (w->quiet_since_ns == 0)
-    w->quiet_since_ns = now_ns;
-  return nl_seconds(now_ns - w->quiet_since_ns) < NL_RETENTION_HOLD_S;
-}
-
 bool nl_retention_detect(nl_consumer_state *st, const nl_consumer_snap *c,
                          const nl_stream_snap *s, const nl_detect_params *p,
                          const nl_forecast *fc, int64_t now_ns, nl_finding *f) {
-  nl_finding *held = st->active[NL_RETENTION_RISK];
-  nl_retention_watch *w = st->retention;
+  const nl_finding *held = st->active[NL_RETENTION_RISK];
   double horizon = p->retention_horizon_s;
-  bool on = held != NULL ? still_held(w, fc, horizon, now_ns)
-                         : st->count >= 3 && fc->seconds < horizon;
+  /* Raised under the horizon; present, once raised, under the wider
+   * threshold. */
+  bool holding = nl_finding_holding(held);
+  bool on = fc->seconds < (holding ? 1.2 * horizon : horizon) &&
+            (holding || st->count >= 3);
   if (!on) {
-    if (fc->far && w != NULL) {
-      free(w);
+    if (fc->far && st->retention != NULL) {
+      free(st->retention);
       st->retention = NULL;
     }
     return false;
   }
-  if (held != NULL && !(fc->seconds < 1.2 * horizon)) {
-    /* Held through the hold time: the evidence of the onset stands. */
+  if (holding && !(fc->seconds < horizon)) {
+    /* In the margin: the evidence of the onset stands. */
     *f = *held;
     return true;
   }

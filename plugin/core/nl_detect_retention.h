@@ -25,15 +25,10 @@
  * shares of the limit. */
 #define NL_RETENTION_MATTERS 0.10
 #define NL_RETENTION_FAR 0.05
-/* A held finding whose raise condition is gone clears after this long,
- * or at once when the consumer is far from the limit. */
-#define NL_RETENTION_HOLD_S 60.0
-
 /* What a consumer's retention forecast keeps between polls. */
 typedef struct nl_retention_watch {
-  nl_trend exposure;      /* Messages the consumer still needs. */
-  nl_trend age;           /* Lower bound on its oldest unreceived's age. */
-  int64_t quiet_since_ns; /* A held finding's condition gone since; 0. */
+  nl_trend exposure; /* Messages the consumer still needs. */
+  nl_trend age;      /* Lower bound on its oldest unreceived's age. */
 } nl_retention_watch;
 
 /* The stream limit a RETENTION_RISK forecast comes from. */
@@ -69,10 +64,10 @@ nl_forecast nl_retention_observe(nl_consumer_state *st,
                                  const nl_stream_snap *s,
                                  const nl_seqclock *clock, int64_t now_ns);
 
-/* RETENTION_RISK from forecast fc: raised when fc is under the horizon;
- * held (with st's watch) while under 1.2 x the horizon, or for
- * NL_RETENTION_HOLD_S after that, unless the consumer is far from every
- * limit. Fills f and returns true while active. */
+/* RETENTION_RISK from forecast fc: raised when fc is under the horizon,
+ * and, once raised, present while under 1.2 x the horizon (the engine's
+ * clearing hold keeps it a while longer). Fills f and returns true while
+ * present. */
 bool nl_retention_detect(nl_consumer_state *st, const nl_consumer_snap *c,
                          const nl_stream_snap *s, const nl_detect_params *p,
                          const nl_forecast *fc, int64_t now_ns, nl_finding *f);

@@ -68,6 +68,12 @@ void nl_engine_free(nl_engine *e) {
 
 nl_registry *nl_engine_registry(nl_engine *e) { return e->reg; }
 
+/* The clearing hold of every class (nl_detect_params.clear_hold_s). */
+static int64_t hold_ns(const nl_engine *e) {
+  double s = e->params.clear_hold_s;
+  return s > 0 ? (int64_t)(s * 1e9) : 0;
+}
+
 /* Returns the running total for a stream, creating it at 0; NULL when memory
  * runs out. */
 static stream_total *total_for(nl_engine *e, const char *name) {
@@ -89,16 +95,39 @@ static stream_total *total_for(nl_engine *e, const char *name) {
   return &e->totals[e->n_totals++];
 }
 
+/* Whether held, whose condition is missing at now_ns under configuration
+ * key, clears now; counts the missing poll. It clears at once when the
+ * configuration changed since the condition last held (a fix), else once
+ * the condition has been missing for hold_ns and NL_CLEAR_POLLS polls in a
+ * row: a condition hovering at its threshold gives one onset, not one per
+ * dip. */
+static bool clear_due(nl_finding *held, uint64_t key, int64_t now_ns,
+                      int64_t hold_ns) {
+  if (held->config_key != 0 && key != 0 && key != held->config_key)
+    return true;
+  if (held->absent_polls == 0)
+    held->absent_since_ns = now_ns;
+  if (held->absent_polls < UINT32_MAX)
+    held->absent_polls++;
+  return held->absent_polls >= NL_CLEAR_POLLS &&
+         now_ns - held->absent_since_ns >= hold_ns;
+}
+
 /* Brings held (st->active, or a stream's) in line with this detection for
  * the classes from first to last, reporting each change under stream and
- * consumer. */
+ * consumer. key is the configuration seen (nl_config_key), 0 when no poll
+ * is behind this detection (an advisory): such a detection only raises. */
 static void update_held(nl_finding **held_set, const char *stream,
                         const char *consumer, int first, int last,
-                        const bool *active, nl_finding *found, int64_t now_ns,
+                        const bool *active, nl_finding *found, uint64_t key,
+                        int64_t now_ns, int64_t hold_ns,
                         const nl_engine_sink *sink, void *ud) {
   for (int cls = first; cls <= last; cls++) {
     nl_finding *held = held_set[cls];
     if (active[cls]) {
+      found[cls].config_key = key != 0 ? key : held ? held->config_key : 0;
+      found[cls].absent_since_ns = 0;
+      found[cls].absent_polls = 0;
       if (held != NULL) {
         found[cls].since_ns = held->since_ns;
         *held = found[cls];
@@ -112,7 +141,8 @@ static void update_held(nl_finding **held_set, const char *stream,
       held_set[cls] = held;
       if (sink && sink->transition)
         sink->transition(ud, stream, consumer, held, true, NULL);
-    } else if (held != NULL) {
+    } else if (held != NULL && key != 0 &&
+               clear_due(held, key, now_ns, hold_ns)) {
       if (sink && sink->transition)
         sink->transition(ud, stream, consumer, held, false, NULL);
       free(held);
@@ -122,20 +152,21 @@ static void update_held(nl_finding **held_set, const char *stream,
 }
 
 /* Brings the findings of classes first..last of st in line with this
- * detection, reporting each change. st's findings array is made writable
- * only when a class is active (most consumers never have a finding); out of
- * memory, the onsets wait for a later poll. */
-static void update_consumer(nl_consumer_state *st, int first, int last,
-                            const bool *active, nl_finding *found,
-                            int64_t now_ns, const nl_engine_sink *sink,
-                            void *ud) {
+ * detection under configuration key (see update_held), reporting each
+ * change. st's findings array is made writable only when a class is active
+ * (most consumers never have a finding); out of memory, the onsets wait
+ * for a later poll. */
+static void update_consumer(nl_engine *e, nl_consumer_state *st, int first,
+                            int last, const bool *active, nl_finding *found,
+                            uint64_t key, int64_t now_ns,
+                            const nl_engine_sink *sink, void *ud) {
   bool any = false;
   for (int cls = first; cls <= last; cls++)
     any |= active[cls];
   nl_finding **held = any ? nl_state_findings(st) : st->active;
   if (held != NULL)
-    update_held(held, st->stream, st->name, first, last, active, found, now_ns,
-                sink, ud);
+    update_held(held, st->stream, st->name, first, last, active, found, key,
+                now_ns, hold_ns(e), sink, ud);
 }
 
 typedef struct {
@@ -195,16 +226,22 @@ static void stream_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
                            void *ud) {
   bool active[NL_CLASS_COUNT] = {false};
   nl_finding found[NL_CLASS_COUNT];
-  nl_ext_detect_stream(set, i, &t->prev, delivered_delta, t->active, &e->params,
-                       &e->scratch, &e->audit, active, found);
+  nl_ext_detect_stream(set, i, &t->prev, delivered_delta, now_ns, t->active,
+                       &e->params, &e->scratch, &e->audit, active, found);
   debounce_unobservable(t, active);
+  const nl_stream_snap *s = &set->streams[i];
+  uint64_t key = nl_config_key(NULL, s);
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
     if (nl_class_is_stream(cls))
       update_held(t->active, t->name, NL_STREAM_FINDING_CONSUMER, cls, cls,
-                  active, found, now_ns, sink, ud);
-  const nl_stream_snap *s = &set->streams[i];
-  t->prev = (nl_ext_stream_prev){true, s->last_seq, s->msgs, s->consumer_count,
-                                 now_ns};
+                  active, found, key, now_ns, hold_ns(e), sink, ud);
+  int64_t empty_since = 0;
+  if (s->consumer_count == 0)
+    empty_since = t->prev.have_prev && t->prev.empty_since_ns > 0
+                      ? t->prev.empty_since_ns
+                      : now_ns;
+  t->prev = (nl_ext_stream_prev){
+      true, s->last_seq, s->msgs, s->consumer_count, now_ns, empty_since};
   t->seen_generation = e->generation;
 }
 
@@ -222,9 +259,13 @@ static void missing_stream(nl_engine *e, const nl_snapshot_set *set, size_t i,
   nl_ext_detect_missing_stream(set, i, &e->params, &e->scratch, &e->audit,
                                active, found);
   debounce_unobservable(t, active);
+  /* Nothing of the stream was seen: it counts as configured as before,
+   * so that the finding can only clear by its hold. */
+  const nl_finding *held = t->active[NL_CONSUMER_UNOBSERVABLE];
   update_held(t->active, t->name, NL_STREAM_FINDING_CONSUMER,
               NL_CONSUMER_UNOBSERVABLE, NL_CONSUMER_UNOBSERVABLE, active, found,
-              now_ns, sink, ud);
+              held && held->config_key ? held->config_key : 1, now_ns,
+              hold_ns(e), sink, ud);
   t->seen_generation = e->generation;
 }
 
@@ -328,7 +369,8 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
     nl_ext_poll ctx = {set, i, clock ? clock[c->stream_index] : NULL,
                        &e->scratch, &e->audit};
     nl_ext_detect_consumer(st, c, s, &e->params, &ctx, now_ns, active, found);
-    update_consumer(st, 0, NL_CLASS_COUNT - 1, active, found, now_ns, sink, ud);
+    update_consumer(e, st, 0, NL_CLASS_COUNT - 1, active, found,
+                    nl_config_key(c, s), now_ns, sink, ud);
     if (lost != NULL)
       lost[c->stream_index] += st->lost_last;
     nl_past_sample s1;
@@ -429,7 +471,7 @@ bool nl_engine_advisory(nl_engine *e, const nl_advisory *a, int64_t now_ns,
     if (cls != NL_MAX_DELIVER_EXHAUSTED && cls != NL_NAK_STORM)
       continue;
     if (active[cls])
-      update_consumer(st, cls, cls, active, found, now_ns, sink, ud);
+      update_consumer(e, st, cls, cls, active, found, 0, now_ns, sink, ud);
   }
   return true;
 }
@@ -455,10 +497,11 @@ bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
   nl_finding found[NL_CLASS_COUNT];
   nl_ext_poll ctx = {set, 0, NULL, &e->scratch, &e->audit};
   nl_ext_detect_config(st, &ctx, &e->params, active, found);
-  update_consumer(st, NL_ACK_NONE_CONSUMER, NL_ACK_NONE_CONSUMER, active, found,
-                  now_ns, sink, ud);
-  update_consumer(st, NL_ACK_ALL_PARALLEL, NL_ACK_ALL_PARALLEL, active, found,
-                  now_ns, sink, ud);
+  uint64_t key = nl_config_key(c, s);
+  update_consumer(e, st, NL_ACK_NONE_CONSUMER, NL_ACK_NONE_CONSUMER, active,
+                  found, key, now_ns, sink, ud);
+  update_consumer(e, st, NL_ACK_ALL_PARALLEL, NL_ACK_ALL_PARALLEL, active,
+                  found, key, now_ns, sink, ud);
   return true;
 }
 

@@ -47,7 +47,20 @@ typedef struct {
   char description[NL_TEXT_MAX];
   char fix_command[NL_TEXT_MAX];
   char recommendation[NL_TEXT_MAX]; /* The recommended value, and how. */
+  /* Kept by the engine while the finding is held (nl_engine.c): the
+   * configuration (nl_config_key) at the latest poll its condition held,
+   * 0 when not known; and, while its condition is missing, the poll time
+   * it first was and how many polls in a row. */
+  uint64_t config_key;
+  int64_t absent_since_ns;
+  uint32_t absent_polls;
 } nl_finding;
+
+/* Returns true when f is held and its condition held at the latest poll
+ * (not only kept by the engine's clearing hold). */
+static inline bool nl_finding_holding(const nl_finding *f) {
+  return f != NULL && f->absent_polls == 0;
+}
 
 /* Returns the class name ("ACK_WAIT_VIOLATION", ...), or "UNKNOWN". */
 const char *nl_class_name(nl_class cls);

@@ -293,6 +293,12 @@ static void state_reset(nl_consumer_state *st, int64_t created_ns) {
   st->acked_since_floor = false;
   st->redelivered_since_floor = 0;
   st->longest_pin_ns = 0;
+  st->nak_credit = 0;
+}
+
+void nl_state_add_nak(nl_consumer_state *st) {
+  if (st->nak_credit < UINT32_MAX)
+    st->nak_credit++;
 }
 
 static uint64_t sat_sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
@@ -359,12 +365,12 @@ static void account_loss(nl_consumer_state *st, const nl_sample *prev,
     *st->loss = (nl_loss_range){through, range_first, range_last};
 }
 
-/* Adds the redeliveries of the interval that ended at cur (dc deliveries in
- * all) to the newest redelivery slot when alike, or to a new slot. Out of
- * memory for the slots, the interval goes unrecorded. */
+/* Adds the n redeliveries of the interval that ended at cur (dc deliveries
+ * in all) to the newest redelivery slot when alike, or to a new slot. Out
+ * of memory for the slots, the interval goes unrecorded. */
 static void record_redeliveries(nl_consumer_state *st, const nl_sample *cur,
-                                uint64_t dc, bool while_acking, int64_t delay,
-                                int64_t now_ns) {
+                                uint32_t n, uint64_t dc, bool while_acking,
+                                int64_t delay, int64_t now_ns) {
   nl_redelivery_event *e = (nl_redelivery_event *)nl_state_event(st, 0);
   if (e == NULL || now_ns - e->first_ns > delay / 4 ||
       e->beyond_expiry != cur->beyond_expiry ||
@@ -380,7 +386,7 @@ static void record_redeliveries(nl_consumer_state *st, const nl_sample *cur,
     st->n_events++;
   }
   e->t_ns = now_ns;
-  e->redeliveries = sat_add32(e->redeliveries, cur->redeliveries);
+  e->redeliveries = sat_add32(e->redeliveries, n);
   e->deliveries = sat_add32(e->deliveries, dc);
   e->intervals++;
 }
@@ -448,15 +454,28 @@ static void account_interval(nl_consumer_state *st, const nl_sample *prev,
                            : (double)outstanding;
   if (expiry_ruled_out(st, prev, cur, delay))
     bound = 0;
-  cur->beyond_expiry = (double)cur->redeliveries > bound;
+  /* Redeliveries announced by NAK advisories are no expiry: the interval
+   * is NAK-driven when they explain them all (or when there are more than
+   * expiry can explain), and otherwise only the rest can be expiry. */
+  uint32_t naked =
+      cur->redeliveries < st->nak_credit ? cur->redeliveries : st->nak_credit;
+  st->nak_credit -= naked;
+  if (st->nak_credit > cur->num_ack_pending)
+    st->nak_credit = cur->num_ack_pending;
+  uint32_t unexplained = cur->redeliveries - naked;
+  cur->beyond_expiry = (double)cur->redeliveries > bound ||
+                       (cur->redeliveries > 0 && unexplained == 0);
+  /* What the expiry rules count: every redelivery of a NAK-driven
+   * interval (so marked), else those no NAK explains. */
+  uint32_t counted = cur->beyond_expiry ? cur->redeliveries : unexplained;
   st->redelivered_total += cur->redeliveries;
   if (cur->acked)
     st->last_ack_change_ns = now_ns;
-  if (cur->redeliveries > 0) {
+  if (counted > 0) {
     bool while_acking =
         st->last_ack_change_ns > 0 &&
         now_ns - st->last_ack_change_ns <= delay + (cur->t_ns - prev->t_ns);
-    record_redeliveries(st, cur, dc, while_acking, delay, now_ns);
+    record_redeliveries(st, cur, counted, dc, while_acking, delay, now_ns);
   }
   /* The floor "stands" while it keeps its value with work outstanding. */
   if (cur->floor_moved || cur->num_ack_pending == 0) {
@@ -472,7 +491,7 @@ static void account_interval(nl_consumer_state *st, const nl_sample *prev,
     st->longest_pin_ns = now_ns - st->floor_since_ns;
   if (st->acked_since_floor) {
     st->redelivered_since_floor =
-        sat_add32(st->redelivered_since_floor, cur->redeliveries);
+        sat_add32(st->redelivered_since_floor, counted);
   } else if (cur->acked) {
     /* Later messages are being acked past a message that is not: from now
      * on the standing floor is a message left behind. */

@@ -123,6 +123,10 @@ typedef struct nl_consumer_state {
   nl_redelivery_event *events;
 
   uint64_t redelivered_total;
+  /* NAKs announced by MSG_NAKED advisories (nl_state_add_nak) whose
+   * redeliveries no poll has seen yet, at most num_ack_pending: each
+   * explains one redelivery as a NAK's, never an expiry. */
+  uint32_t nak_credit;
   uint64_t lost_total;
   uint64_t lost_last; /* Lost in the latest interval. */
   /* Allocated at the consumer's first loss (owned), or NULL. */
@@ -192,6 +196,10 @@ const nl_sample *nl_state_latest(const nl_consumer_state *st);
  * than k + 1 polls. */
 bool nl_state_past(const nl_consumer_state *st, unsigned k,
                    nl_past_sample *out);
+
+/* Counts one NAK of st announced by an advisory: the next redelivery polled
+ * is explained by it (see nak_credit). */
+void nl_state_add_nak(nl_consumer_state *st);
 
 /* Returns st's findings array (st->active) made writable, allocating it on
  * the first call for st; NULL when memory runs out (st->active is then

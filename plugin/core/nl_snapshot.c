@@ -70,6 +70,53 @@ int64_t nl_consumer_redelivery_delay_ns(const nl_consumer_snap *c) {
   return d > NL_DURATION_MAX_NS ? NL_DURATION_MAX_NS : d;
 }
 
+/* FNV-1a over n bytes, continuing from h. */
+static uint64_t fnv(uint64_t h, const void *data, size_t n) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ p[i]) * 1099511628211ULL;
+  return h;
+}
+
+static uint64_t fnv_i64(uint64_t h, int64_t v) { return fnv(h, &v, sizeof(v)); }
+
+static uint64_t fnv_str(uint64_t h, const char *str) {
+  return str ? fnv(h, str, strlen(str) + 1) : fnv_i64(h, -1);
+}
+
+uint64_t nl_config_key(const nl_consumer_snap *c, const nl_stream_snap *s) {
+  uint64_t h = 14695981039346656037ULL;
+  h = fnv_i64(h, s->retention);
+  h = fnv_i64(h, s->discard_new);
+  h = fnv_i64(h, s->max_msgs);
+  h = fnv_i64(h, s->max_bytes);
+  h = fnv_i64(h, s->max_age_ns);
+  h = fnv_i64(h, s->replicas);
+  h = fnv_i64(h, s->cluster != NULL);
+  for (size_t i = 0; i < s->n_subjects; i++)
+    h = fnv_str(h, s->subjects[i]);
+  if (c != NULL) {
+    int64_t v[] = {c->created_ns,
+                   c->ack_policy,
+                   c->ack_wait_ns,
+                   c->backoff_first_ns,
+                   (int64_t)c->backoff_steps,
+                   c->max_deliver,
+                   c->max_ack_pending,
+                   c->filtered,
+                   c->push,
+                   c->durable,
+                   c->has_deliver_group,
+                   c->idle_heartbeat_ns,
+                   c->flow_control};
+    for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+      h = fnv_i64(h, v[i]);
+    for (size_t i = 0; i < c->n_meta; i++)
+      h = fnv_str(fnv_str(h, c->meta[i].key), c->meta[i].value);
+  }
+  return h ? h : 1;
+}
+
 /* Arrays of this many bytes or more are mapped from the kernel directly,
  * not taken from malloc. A poll's consumer array (about 5.7 MB at 10,000
  * consumers) is freed at the end of the poll; from malloc, glibc would

@@ -162,6 +162,13 @@ const char *nl_consumer_snap_meta(const nl_consumer_snap *c, const char *key);
 int64_t nl_consumer_redelivery_delay_ns(const nl_consumer_snap *c);
 
 /* A duration in nanoseconds as seconds. */
+/* Returns a key of the configuration that decides how s is retained and,
+ * when c is not NULL, how c delivers (ack policy and timing, limits,
+ * backoff, push settings, filter, metadata, and c's creation time): equal
+ * keys mean nothing a fix changes has changed. Never 0 (0 means "not
+ * known" in nl_finding.config_key). */
+uint64_t nl_config_key(const nl_consumer_snap *c, const nl_stream_snap *s);
+
 static inline double nl_seconds(int64_t ns) { return (double)ns / 1e9; }
 
 #endif

@@ -51,6 +51,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mix  # noqa: E402
 import natsproto  # noqa: E402
 import scenarios  # noqa: E402
 from scenarios import CLASSES  # noqa: E402
@@ -67,17 +68,23 @@ NOTIF_RE = re.compile(
 STARTED = []
 
 
-def stop_started(*_):
-    """Terminates every process started here that still runs; as a signal
-    handler it then exits."""
-    for p in STARTED:
+def stop_procs(procs):
+    """Terminates the processes that still run, killing those that do not
+    end within 5 s."""
+    for p in procs:
         if p.poll() is None:
             p.terminate()
-    for p in STARTED:
+    for p in procs:
         try:
             p.wait(5)
         except subprocess.TimeoutExpired:
             p.kill()
+
+
+def stop_started(*_):
+    """Terminates every process started here that still runs; as a signal
+    handler it then exits."""
+    stop_procs(STARTED)
     if _:
         os._exit(1)  # The case threads are waiting: end them all at once.
 
@@ -105,6 +112,7 @@ class Env:
         self.inj_url = self.urls[0]  # Injectors and the tracer use this.
         self.watcher = None  # A Watcher, once started.
         self.cluster = None  # A Cluster on the cluster topology.
+        self.servers = None  # A Cluster of the servers, on any topology.
         os.makedirs(self.work, exist_ok=True)
 
     def csv_rows(self, stream, typ, consumer):
@@ -388,6 +396,12 @@ class CaseRunner:
         self.res.update(meta)
         self.url = env.inj_url
         self.killed = None  # The node this case killed (node_kill).
+        # Services and periodic steps (the production mix) run until the
+        # case's final kill sets stopping.
+        self.stopping = threading.Event()
+        self.threads = []
+        self.lock = threading.Lock()
+        self.t_end_planned = None
 
     def out_path(self, name):
         return os.path.join(self.env.work, "%s.%s.out" % (self.case.stream,
@@ -421,17 +435,29 @@ class CaseRunner:
             self.procs.setdefault(st.name, []).append(p)
             STARTED.append(p)
             return True
+        if st.kind == "service":
+            t = threading.Thread(target=self.supervise, args=(st,),
+                                 daemon=True)
+            t.start()
+            self.threads.append(t)
+            return True
+        if st.kind == "every":
+            t = threading.Thread(target=self.repeat, args=(st,), daemon=True)
+            t.start()
+            self.threads.append(t)
+            return True
+        if st.kind == "server_restart":
+            return self.restart_server()
         if st.kind == "kill":
-            names = [st.name] if st.name else list(self.procs)
-            for n in names:
-                for p in self.procs.get(n, []):
-                    if p.poll() is None:
-                        p.terminate()
-                for p in self.procs.get(n, []):
-                    try:
-                        p.wait(5)
-                    except subprocess.TimeoutExpired:
-                        p.kill()
+            if not st.name:
+                self.stopping.set()
+            with self.lock:
+                names = [st.name] if st.name else list(self.procs)
+                procs = [p for n in names for p in self.procs.get(n, [])]
+            stop_procs(procs)
+            if not st.name:
+                for t in self.threads:
+                    t.join(10)
             return True
         if st.kind == "sleep":
             time.sleep(st.secs)
@@ -441,6 +467,82 @@ class CaseRunner:
         if st.kind == "node_restart":
             return self.restart_node()
         raise ValueError(st.kind)
+
+    def service_cmd(self, st, left):
+        """The command line of service st with `left` seconds to run."""
+        args = [a(left) if callable(a) else a for a in st.args]
+        if st.prog == "inject":
+            cmd = [scenarios.NL_INJECT, "--server", self.url] + args
+            return cmd + ["--keep-going"] if args[:1] == ["publish"] else cmd
+        if st.prog == "consume":
+            return scenarios.injector_cmd(self.case.lang, self.url) + args
+        if st.prog == "go":
+            return [os.path.join(scenarios.ROOT, "build", "eval",
+                                 "nl-mix-go"), "--server", self.url] + args
+        if st.prog == "js":
+            return ["node", os.path.join(scenarios.ROOT, "tests", "eval",
+                                         "mix", "nl_mix.js"),
+                    "--server", self.url] + args
+        raise ValueError(st.prog)
+
+    def supervise(self, st):
+        """Runs service st until the case stops, starting it again 2 s
+        after it exits (killed, crashed, or its server restarted); counts
+        the restarts."""
+        while not self.stopping.is_set():
+            left = self.t_end_planned - time.time() if self.t_end_planned \
+                else 3600
+            if left < 2:
+                break
+            fh = open(self.out_path(st.name), "ab")
+            with self.lock:
+                if self.stopping.is_set():
+                    fh.close()
+                    break
+                p = subprocess.Popen(self.service_cmd(st, min(left, 3600)),
+                                     stdout=fh, stderr=subprocess.STDOUT,
+                                     env=dict(os.environ, NODE_PATH=os.path.join(
+                                         scenarios.ROOT, "tests", "eval",
+                                         "injectors", "js", "node_modules")))
+                self.procs.setdefault(st.name, []).append(p)
+                STARTED.append(p)
+            fh.close()
+            p.wait()
+            if self.stopping.wait(2):
+                break
+            key = "restarts_" + st.name
+            self.res[key] = self.res.get(key, 0) + 1
+
+    def repeat(self, st):
+        """Runs st's steps every st.secs seconds until the case stops."""
+        while not self.stopping.wait(st.secs):
+            for sub in st.steps:
+                if self.stopping.is_set():
+                    break
+                self.run_step(sub)
+
+    def restart_server(self):
+        """Stops the single server (SIGTERM) and starts it again."""
+        srv = self.env.servers
+        if srv is None or self.env.topology != "single":
+            return False
+        log("%s: restarting the server" % self.case.name)
+        try:
+            os.kill(srv.pids[0], signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        end = time.time() + 30
+        while time.time() < end:  # Until it is gone or a zombie.
+            try:
+                with open("/proc/%d/stat" % srv.pids[0]) as fh:
+                    if fh.read().rsplit(")", 1)[1].split()[0] == "Z":
+                        break
+            except OSError:
+                break
+            time.sleep(0.2)
+        ok = srv.restart(0)
+        self.res["server_restarted"] = ok
+        return ok
 
     def kill_stream_node(self):
         """Kills the cluster node that leads the case's stream (for an R1
@@ -480,6 +582,26 @@ class CaseRunner:
             self.res.setdefault("errors", []).append(
                 "node n%d not healthy after its restart" % (victim + 1))
         return ok
+
+    def observed(self, streams):
+        """Records what the plugin saw of a mix case: the polls that listed
+        its streams, the consumers it held values of, and the polls in
+        which they had deliveries (the pattern really ran)."""
+        polls, consumers, busy = 0, set(), 0
+        for stream in streams:
+            polls = max(polls, len(self.env.csv_rows(stream, "count",
+                                                     "messages")))
+            d = os.path.join(self.env.csv, "nats_lens-%s-%s" % (
+                self.env.instance, stream))
+            for f in glob.glob(os.path.join(d, "nats_lens_delivered-*")):
+                name = os.path.basename(f)[len("nats_lens_delivered-"):]
+                consumers.add(name.rsplit("-", 3)[0])
+            for name in consumers:
+                busy += sum(1 for _, v in self.env.csv_rows(
+                    stream, "nats_lens_delivered", name) if v > 0)
+        self.res.update({"polls_seen": polls, "consumers_seen":
+                         len(consumers), "polls_with_deliveries": busy,
+                         "must_be_busy": self.case.mix_busy})
 
     def run_steps(self, steps):
         ok = True
@@ -567,6 +689,8 @@ class CaseRunner:
             if "before_inject" in self.hooks:
                 self.hooks["before_inject"](res)
             res["t_inject"] = time.time()
+            self.t_end_planned = res["t_inject"] + sum(
+                st.secs for st in c.inject if st.kind == "sleep")
             if c.signal:
                 self.tracer.add(res, c.signal)
             elif c.trace:
@@ -685,8 +809,12 @@ class CaseRunner:
                             "stream-delete", stream],
                            stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, timeout=60)
-        fired = [n for n in self.notifs()
-                 if n["severity"] in ("FAILURE", "WARNING")]
+        streams = [self.case.stream] + self.case.cleanup
+        fired = [n for n in self.env.notifications()
+                 if n["stream"] in streams and
+                 n["severity"] in ("FAILURE", "WARNING")]
+        if getattr(self.case, "mix", False):
+            self.observed(streams)
         self.res["notifications"] = [(n["severity"], n["class"])
                                      for n in fired]
         exp = self.case.expect
@@ -967,8 +1095,10 @@ def main():
     tracer.start()
     env.watcher = Watcher(env)
     env.watcher.start()
+    if a.pids:
+        env.servers = Cluster(env, [int(p) for p in a.pids.split(",")])
     if a.topology == "cluster" and a.pids:
-        env.cluster = Cluster(env, [int(p) for p in a.pids.split(",")])
+        env.cluster = env.servers
     started = time.time()
     raw = {"topology": a.topology, "interval_s": env.d, "rounds": a.rounds,
            "langs": langs, "classes": classes, "soak_s": a.soak,
@@ -979,9 +1109,15 @@ def main():
         # The soak and the boundary cases run next to the rounds.
         side = []
         side_metas = []
-        if a.soak > 0:
-            for lang in langs:
-                side.append(scenarios.soak_case(lang, a.soak, env.replicas))
+        if a.soak > 0 and a.topology != "single":
+            log("the production mix runs on a single node only; skipped")
+        elif a.soak > 0:
+            # The production mix; alone on a single server, it also
+            # restarts the server halfway.
+            alone = a.rounds == 0 and a.ext_rounds == 0 and \
+                not a.boundary and a.topology == "single"
+            for case in mix.mix_cases(a.soak, langs, restart=alone):
+                side.append(case)
                 side_metas.append({"phase": "soak"})
         if a.boundary:
             for case in scenarios.boundary_cases(env.d, env.replicas):
@@ -1058,6 +1194,11 @@ def main():
         env.watcher.stop = True
         stop_started()
     raw["finished"] = time.time()
+    onsets = env.csv_rows(None, "gauge", "onsets_per_hour")
+    raw["onsets_per_hour_max"] = max((v for _, v in onsets), default=None)
+    raw["poll_failed_notifications"] = sum(
+        1 for n in env.notifications()
+        if n["class"] == "poll" and n["severity"] == "FAILURE")
     raw["all_notifications"] = len(env.notifications())
     raw["health_events"] = len(env.watcher.events)
     with open(a.out, "w") as fh:

@@ -17,7 +17,11 @@
 #   TOPOLOGY        single | cluster | both (default single)
 #   CLUSTER_ROUNDS  rounds on the cluster (default ROUNDS / 5, at least 2),
 #                   followed by the two node-kill rounds (none when 0)
-#   SOAK            seconds of the healthy soak (default 300)
+#   SOAK            seconds of the production mix, the healthy soak
+#                   (tests/eval/mix.py; default 300). Alone (ROUNDS=0
+#                   EXT=0 BOUNDARY=0, single node) it also restarts the
+#                   server halfway. It needs the Go and JavaScript clients
+#                   whatever LANGS says.
 #   EXT             1 to run the classes beyond the five (default 1)
 #   EXT_ROUNDS      their rounds per topology (default ROUNDS / 5, at least
 #                   2; 0 when ROUNDS is 0)
@@ -77,6 +81,17 @@ for lang in $(echo $LANGS $EXT_LANGS | tr ' ' '\n' | sort -u); do
     ;;
   esac
 done
+
+if [ "$SOAK" != 0 ]; then
+  # The production mix's Go and JavaScript clients.
+  mkdir -p build/eval
+  GO111MODULE=off GOPATH=/usr/share/gocode \
+    GOCACHE="$ROOT/build/eval/gocache" go build -o build/eval/nl-mix-go \
+    ./tests/eval/mix/go || exit 1
+  if [ ! -d tests/eval/injectors/js/node_modules/nats ]; then
+    (cd tests/eval/injectors/js && npm ci --no-audit --no-fund) || exit 1
+  fi
+fi
 
 mkdir -p "$OUT/tmp"
 raws=()

@@ -366,6 +366,58 @@ def classes_arg(raws):
     return "" if cls == CLASSES else " CLASSES=\"%s\"" % " ".join(cls)
 
 
+def mix_section(soak, raws):
+    """The production mix: one row per pattern, then the false findings per
+    class and the notifications per hour."""
+    secs = max(((r.get("t_end") or r.get("t_inject", 0)) -
+                r.get("t_inject", 0)) for r in soak)
+    md = ["## Production mix (healthy soak)", "",
+          "%d healthy patterns at once for %.0f s, each on streams of its "
+          "own, through real clients; every FAILURE or WARNING notification "
+          "about their streams is a false finding. *Polls* counts the polls "
+          "that listed the pattern's stream, *busy* the polls in which one "
+          "of its consumers had deliveries (the pattern ran), *restarts* the "
+          "times a client was started again (killed on purpose, or after "
+          "the server restart)." % (
+              sum(1 for r in soak if r["case"] != "mix/server-restart"),
+              secs), "",
+          "| pattern | language | what it does | polls | consumers / busy | "
+          "restarts | false findings |", "|---|---|---|---|---|---|---|"]
+    per_class = {}
+    for r in soak:
+        fired = [c for _, c in r.get("notifications", [])]
+        for c in fired:
+            per_class[c] = per_class.get(c, 0) + 1
+        restarts = sum(v for k, v in r.items() if k.startswith("restarts_"))
+        if r["case"] == "mix/server-restart":
+            md.append("| server restart | - | %s | - | - | - | %s |" % (
+                "SIGTERM halfway, started again with its store: %s" % (
+                    "healthy again" if r.get("server_restarted") else
+                    "NOT healthy again"), ", ".join(fired) or "0"))
+            continue
+        md.append("| %s | %s | %s | %d | %d / %d | %d | %s |" % (
+            r["case"].split("/", 1)[1], LANG_NAMES.get(r["lang"], r["lang"]),
+            r["note"], r.get("polls_seen", 0), r.get("consumers_seen", 0),
+            r.get("polls_with_deliveries", 0), restarts,
+            ", ".join(fired) or "0"))
+    total = sum(per_class.values())
+    onsets = [raw.get("onsets_per_hour_max") for raw in raws
+              if raw.get("onsets_per_hour_max") is not None]
+    polls_failed = sum(raw.get("poll_failed_notifications", 0)
+                       for raw in raws)
+    md += ["", "| | |", "|---|---|",
+           "| false findings per class | %s |" % (
+               ", ".join("%s %d" % kv for kv in sorted(per_class.items()))
+               or "none"),
+           "| false notifications per hour | %.1f |" % (
+               total * 3600.0 / secs if secs > 0 else 0),
+           "| `gauge-onsets_per_hour` of the instance, highest | %s |" % (
+               "%.0f" % max(onsets) if onsets else "-"),
+           "| POLL_FAILED notifications (server restart) | %d |" %
+           polls_failed, ""]
+    return md
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out-dir", default=os.path.join(ROOT, "results"))
@@ -580,20 +632,8 @@ def main():
 
     soak = [r for r in results if r.get("phase") == "soak"]
     if soak:
-        md += ["## Healthy soak", "",
-               "Correctly configured consumers (20 msg/s, 2 workers, 20 ms "
-               "per message, ack_wait 30 s) next to all the rounds; every "
-               "notification about them counts.", "",
-               "| language | topology | seconds | notifications |",
-               "|---|---|---|---|"]
-        for r in soak:
-            n = len(r.get("notifications", []))
-            fp_total += n
-            md.append("| %s | %s | %.0f | %d |" % (
-                LANG_NAMES.get(r["lang"], r["lang"]), r["topology"],
-                (r.get("t_end") or r.get("t_inject", 0)) -
-                r.get("t_inject", 0), n))
-        md.append("")
+        md += mix_section(soak, raws)
+        fp_total += sum(len(r.get("notifications", [])) for r in soak)
 
     base = next((raw["baseline"] for raw in raws if raw.get("baseline")),
                 None)

@@ -80,11 +80,14 @@ class Step:
     """One action: `tool` runs nl-inject and waits for it; `bg` starts
     nl-inject in the background; `consume` starts the language's consumer
     in the background; `kill` stops the case's background processes;
-    `sleep` waits."""
+    `sleep` waits. The production mix (mix.py) adds `service`, `every` and
+    `server_restart`."""
 
-    def __init__(self, kind, args=None, secs=0.0, name=None):
+    def __init__(self, kind, args=None, secs=0.0, name=None, prog=None,
+                 steps=None):
         self.kind, self.args = kind, args or []
         self.secs, self.name = secs, name
+        self.prog, self.steps = prog, steps or []
 
 
 def tool(*args):
@@ -491,24 +494,3 @@ def boundary_cases(d, replicas, lang="c", tag="B"):
        "long tasks that send in-progress acks: healthy")
     return cases
 
-
-def soak_case(lang, secs, replicas, tag="SOAK"):
-    """A healthy consumer under steady load (20 msg/s, 2 workers, 20 ms per
-    message) for secs seconds; consumers run in chunks of at most an hour
-    (the injectors' --duration limit)."""
-    stream = "%s_%s" % (tag, lang)
-    subj = stream.lower() + ".x"
-    inject = []
-    left = int(secs)
-    while left > 0:
-        chunk = min(left, 3600)
-        inject += [bg("pub", "publish", subj, "--count", str(20 * chunk),
-                      "--rate", "20"),
-                   consume("w", stream, "c", "--duration", str(chunk),
-                           "--workers", "2", "--process-ms", "20"),
-                   sleep(chunk), kill()]
-        left -= chunk
-    return Case("soak/%s" % lang, stream, "c", lang, None, None,
-                [tool(*stream_args(stream, replicas, "--max-msgs", "100000")),
-                 tool("consumer-create", stream, "c", "--ack-wait", "30")],
-                inject, observe_s=0, note="healthy soak")

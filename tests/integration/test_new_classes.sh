@@ -100,10 +100,6 @@ record md_ev "nats.lens.health.violations.MD.poison" 1
 record nk_adv '$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED.NK.loop' 5
 record nk_ev "nats.lens.health.violations.NK.loop" 1
 record as_ev "nats.lens.health.violations.AS.slow" 1
-for k in 1 2 3; do
-  record "late${k}_adv" "\$JS.EVENT.ADVISORY.CONSUMER.CREATED.AN.late$k" 1
-  record "late${k}_ev" "nats.lens.health.violations.AN.late$k" 1
-done
 sleep 0.5
 
 # Faults, and their healthy look-alikes.
@@ -203,7 +199,13 @@ expect INTEREST_NO_CONSUMERS FAILURE "stream INF:" "consumer_count=1" \
   "dropped_last_interval="
 expect ACK_WAIT_VIOLATION FAILURE AS/slow "ack_wait_s=2"
 
-# Consumers created while the plugin runs, 1 s apart.
+# Consumers created while the plugin runs, 1 s apart; their recorders start
+# now, since the checks above can take longer than a recorder waits.
+for k in 1 2 3; do
+  record "late${k}_adv" "\$JS.EVENT.ADVISORY.CONSUMER.CREATED.AN.late$k" 1
+  record "late${k}_ev" "nats.lens.health.violations.AN.late$k" 1
+done
+sleep 0.5
 for k in 1 2 3; do
   inj consumer-create AN "late$k" --ack none
   sleep 1
@@ -250,17 +252,12 @@ bg pu_fix consume PU gone --mode push --deliver-subject dlv.pu.gone --duration 8
 # RETENTION_RISK's own fix command, applied as printed: the server keeps
 # the limit it names (read back from STREAM.INFO), and the finding clears
 # with nothing else changed (RR/lag still reads nothing).
-rr_max=$(nl_notifications "RR/lag" |
-  grep -o 'fix: nats stream edit RR --max-msgs [0-9]*' | head -n 1 |
-  awk '{ print $NF }')
-if [ -n "$rr_max" ] && inj stream-create RR --subjects 'rr.>' \
-  --max-msgs "$rr_max" &&
-  rr_got=$(nl_inject "$PORT" request '$JS.API.STREAM.INFO.RR' |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["config"]["max_msgs"])') &&
-  [ "$rr_got" = "$rr_max" ]; then
-  nl_pass retention_risk/fix-applied "max_msgs $rr_got read back"
+rr_fix=$(nl_notifications "RR/lag" |
+  grep -o 'fix: nats stream edit RR --max-msgs [0-9]*' | head -n 1)
+if [ -n "$rr_fix" ] && rr_got=$(nl_apply_fix "$PORT" "${rr_fix#fix: }"); then
+  nl_pass retention_risk/fix-applied "read back: $rr_got"
 else
-  nl_fail retention_risk/fix-applied "printed ${rr_max:-none}, read back ${rr_got:-none}"
+  nl_fail retention_risk/fix-applied "printed '${rr_fix:-none}', read back: ${rr_got:-none}"
 fi
 inj consumer-create IN w1 --ack-wait 30
 inj consumer-create INF all --ack-wait 30

@@ -41,12 +41,18 @@ static const char *usage_text =
     "workqueue]\n"
     "      [--max-msgs N] [--max-bytes N] [--max-age SECONDS] [--replicas N]\n"
     "      [--storage file|memory]        (updates the stream if it exists)\n"
+    "  stream-edit NAME [--max-msgs N] [--max-bytes N] [--max-age SECONDS]\n"
+    "      [--replicas N]                 (the others kept, as `nats stream "
+    "edit`)\n"
     "  stream-delete NAME\n"
     "  consumer-create STREAM NAME [--filter SUBJ] [--ack explicit|all|none]\n"
     "      [--ack-wait SECONDS] [--max-deliver N] [--max-ack-pending N]\n"
     "      [--deliver-subject SUBJ] [--deliver-group G] [--backoff s1,s2,...]\n"
     "      [--deliver-policy all|new]     (push with --deliver-subject, else "
     "pull)\n"
+    "  consumer-edit STREAM NAME [--ack-wait SECONDS] [--max-ack-pending N]\n"
+    "      [--max-deliver N] [--backoff none|s1,s2,...]  (the others kept, as\n"
+    "                                     `nats consumer edit`)\n"
     "  consumer-delete STREAM NAME\n"
     "  publish SUBJECT --count N [--rate PER_SEC] [--size BYTES]\n"
     "      [--keep-going]                 (a failed publish is counted, not "
@@ -56,7 +62,7 @@ static const char *usage_text =
     "      [--process-ms P] [--slow-every K --slow-ms P2]\n"
     "      [--in-progress [--progress-ms MS]]\n"
     "      [--nak | --nak-seq-mod K | --no-ack] [--term-seq-mod K]\n"
-    "      [--nak-first-delay-ms MS]\n"
+    "      [--nak-first-delay-ms MS] [--nak-retries N]\n"
     "      [--max-msgs N] [--expires-ms MS] [--verbose]\n"
     "  info STREAM CONSUMER              (raw CONSUMER.INFO reply)\n"
     "  watch STREAM CONSUMER [--interval SECONDS] [--count N]\n"
@@ -585,6 +591,91 @@ static int cmd_consumer_create(void) {
   return kept ? 0 : 1;
 }
 
+/* Sets the integer option opt (seconds when as_ns, then stored in
+ * nanoseconds) as key of cfg, when given. */
+static void edit_int(json_object *cfg, const char *key, const char *opt,
+                     bool as_ns) {
+  if (!opt_has(opt))
+    return;
+  int64_t v = as_ns ? sec_to_ns(opt_double(opt, 0)) : opt_ll(opt, 0);
+  json_object_object_add(cfg, key, json_object_new_int64(v));
+}
+
+/* consumer-edit: changes the named settings of an existing durable
+ * consumer and keeps the others, as `nats consumer edit` does: reads its
+ * configuration, applies the options, sends it back, and prints the
+ * values the server now holds. */
+static int cmd_consumer_edit(void) {
+  check_args("--ack-wait --max-ack-pending --max-deliver --backoff", 3, 3);
+  const char *stream = args.pos[1], *name = args.pos[2];
+  connect_server();
+  char subj[SUBJ_MAX];
+  subjf(subj, "$JS.API.CONSUMER.INFO.%s.%s", stream, name);
+  json_object *info = js_request_ok(subj, "");
+  json_object *cfg = jobj(info, "config");
+  if (!cfg)
+    die(1, "consumer %s.%s: no config in its info", stream, name);
+  edit_int(cfg, "ack_wait", "--ack-wait", true);
+  edit_int(cfg, "max_ack_pending", "--max-ack-pending", false);
+  edit_int(cfg, "max_deliver", "--max-deliver", false);
+  /* --backoff none removes the backoff (as `nats consumer edit --backoff
+   * none`); a list of seconds replaces it. */
+  if (opt_has("--backoff")) {
+    const char *bo = opt_str("--backoff", "none");
+    if (strcmp(bo, "none") == 0)
+      json_object_object_del(cfg, "backoff");
+    else
+      json_object_object_add(cfg, "backoff", csv_array(bo, true));
+  }
+  json_object *req = json_object_new_object();
+  json_object_object_add(req, "stream_name", json_object_new_string(stream));
+  json_object_object_add(req, "config", json_object_get(cfg));
+  subjf(subj, "$JS.API.CONSUMER.DURABLE.CREATE.%s.%s", stream, name);
+  json_object *reply = js_request_ok(
+      subj, json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
+  json_object *rc = jobj(reply, "config");
+  json_object *bo = jobj(rc, "backoff");
+  printf("edited consumer %s.%s ack_wait_ns=%" PRId64
+         " max_ack_pending=%" PRId64 " max_deliver=%" PRId64 " backoff=%s\n",
+         stream, name, jint(rc, "ack_wait", 0), jint(rc, "max_ack_pending", 0),
+         jint(rc, "max_deliver", 0),
+         bo ? json_object_to_json_string_ext(bo, JSON_C_TO_STRING_PLAIN) : "-");
+  json_object_put(reply);
+  json_object_put(req);
+  json_object_put(info);
+  return 0;
+}
+
+/* stream-edit: changes the named limits of an existing stream and keeps
+ * the rest of its configuration, as `nats stream edit` does; prints the
+ * values the server now holds. */
+static int cmd_stream_edit(void) {
+  check_args("--max-msgs --max-bytes --max-age --replicas", 2, 2);
+  const char *name = args.pos[1];
+  connect_server();
+  char subj[SUBJ_MAX];
+  subjf(subj, "$JS.API.STREAM.INFO.%s", name);
+  json_object *info = js_request_ok(subj, "");
+  json_object *cfg = jobj(info, "config");
+  if (!cfg)
+    die(1, "stream %s: no config in its info", name);
+  edit_int(cfg, "max_msgs", "--max-msgs", false);
+  edit_int(cfg, "max_bytes", "--max-bytes", false);
+  edit_int(cfg, "max_age", "--max-age", true);
+  edit_int(cfg, "num_replicas", "--replicas", false);
+  subjf(subj, "$JS.API.STREAM.UPDATE.%s", name);
+  json_object *reply = js_request_ok(
+      subj, json_object_to_json_string_ext(cfg, JSON_C_TO_STRING_PLAIN));
+  json_object *rc = jobj(reply, "config");
+  printf("edited stream %s max_msgs=%" PRId64 " max_bytes=%" PRId64
+         " max_age_ns=%" PRId64 " replicas=%" PRId64 "\n",
+         name, jint(rc, "max_msgs", 0), jint(rc, "max_bytes", 0),
+         jint(rc, "max_age", 0), jint(rc, "num_replicas", 0));
+  json_object_put(reply);
+  json_object_put(info);
+  return 0;
+}
+
 /* Reports one failed publish, said by fmt: fatal, or with --keep-going
  * counted in *failed and told on stderr the first time. */
 static void publish_failed(bool keep_going, int64_t *failed, const char *fmt,
@@ -724,6 +815,7 @@ static struct {
   bool pull, verbose, in_progress, nak_all, no_ack;
   int64_t batch, process_ms, slow_every, slow_ms, progress_ms, nak_mod;
   int64_t nak_first_delay_ms; /* NAK first deliveries with this delay. */
+  int64_t nak_retries; /* NAK (no delay) each message's first N deliveries. */
   int64_t term_mod;
   int64_t max_msgs, expires_ms, start_ms, deadline_ms;
   natsSubscription *push_sub;
@@ -815,7 +907,9 @@ static bool handle_msg(int worker, natsMsg *msg) {
     run.naked++;
     vlog(worker, &d, "nak-delay");
   } else if (run.nak_all ||
-             (run.nak_mod > 0 && d.stream_seq % run.nak_mod == 0)) {
+             (run.nak_mod > 0 && d.stream_seq % run.nak_mod == 0) ||
+             (run.nak_retries > 0 && (int64_t)d.delivered <= run.nak_retries)) {
+    /* A plain NAK: the consumer's backoff, if any, spaces the retries. */
     reply_to(reply, "-NAK");
     run.naked++;
     vlog(worker, &d, "nak");
@@ -935,7 +1029,8 @@ static void *push_worker(void *arg) {
 static int cmd_consume(void) {
   check_args("--duration --mode --deliver-subject --queue --batch --workers "
              "--process-ms --slow-every --slow-ms --in-progress --progress-ms "
-             "--nak --nak-seq-mod --nak-first-delay-ms --term-seq-mod "
+             "--nak --nak-seq-mod --nak-first-delay-ms --nak-retries "
+             "--term-seq-mod "
              "--no-ack --max-msgs "
              "--expires-ms --verbose",
              3, 3);
@@ -958,6 +1053,7 @@ static int cmd_consume(void) {
   run.nak_all = opt_has("--nak");
   run.nak_mod = opt_ll("--nak-seq-mod", 0);
   run.nak_first_delay_ms = opt_ll("--nak-first-delay-ms", 0);
+  run.nak_retries = opt_ll("--nak-retries", 0);
   run.term_mod = opt_ll("--term-seq-mod", 0);
   run.no_ack = opt_has("--no-ack");
   run.max_msgs = opt_ll("--max-msgs", 0);
@@ -968,10 +1064,10 @@ static int cmd_consume(void) {
     die(2, "consume: bad --duration, --batch, --workers, --progress-ms or "
            "--expires-ms");
   if (run.nak_all + (run.nak_mod > 0) + run.no_ack +
-          (run.nak_first_delay_ms > 0) >
+          (run.nak_first_delay_ms > 0) + (run.nak_retries > 0) >
       1)
-    die(2, "--nak, --nak-seq-mod, --nak-first-delay-ms and --no-ack exclude "
-           "each other");
+    die(2, "--nak, --nak-seq-mod, --nak-first-delay-ms, --nak-retries and "
+           "--no-ack exclude each other");
   alarm((unsigned)duration + 30);
   connect_server();
 
@@ -1254,6 +1350,8 @@ int main(int argc, char **argv) {
     const char *name;
     int (*fn)(void);
   } cmds[] = {{"stream-create", cmd_stream_create},
+              {"stream-edit", cmd_stream_edit},
+              {"consumer-edit", cmd_consumer_edit},
               {"stream-delete", cmd_stream_delete},
               {"consumer-create", cmd_consumer_create},
               {"consumer-delete", cmd_consumer_delete},

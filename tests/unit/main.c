@@ -40,9 +40,11 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_max_deliver_exhausted_from_advisory)                                  \
   X(test_max_deliver_exhausted_polled_lower_bound)                             \
   X(test_nak_storm_from_advisories)                                            \
+  X(test_bounded_nak_loop_is_not_a_storm)                                      \
   X(test_deleted_advisory_clears_at_once)                                      \
   X(test_config_classes_follow_audit)                                          \
   X(test_interest_no_consumers)                                                \
+  X(test_interest_stream_before_its_consumers_is_silent)                       \
   X(test_single_replica_and_unobservable)                                      \
   X(test_push_unbound)                                                         \
   X(test_retention_risk_forecast)                                              \
@@ -50,6 +52,8 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_retention_risk_healthy_are_silent)                                    \
   X(test_retention_risk_does_not_flap)                                         \
   X(test_nak_with_delay_is_not_ack_wait)                                       \
+  X(test_nak_advisories_explain_redeliveries)                                  \
+  X(test_nak_retries_with_late_advisories_are_not_ack_wait)                    \
   X(test_parse_stream_list_inline)                                             \
   X(test_parse_api_error)                                                      \
   X(test_parse_malformed_replies)                                              \
@@ -106,6 +110,8 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_overlapping_long_tasks_are_missing_progress)                          \
   X(test_slow_processing_with_standing_floor_is_ack_wait)                      \
   X(test_max_pending_throttle)                                                 \
+  X(test_threshold_hover_gives_one_onset)                                      \
+  X(test_onset_rate_last_hour)                                                 \
   X(test_max_pending_boundaries)                                               \
   X(test_sequence_gap_never_acked)                                             \
   X(test_sequence_gap_skipped_within_interval)                                 \

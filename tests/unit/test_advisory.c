@@ -245,6 +245,20 @@ static bool active_for(world *w, const char *stream, const char *consumer,
   return st != NULL && st->active[cls] != NULL;
 }
 
+/* Polls w until the finding of cls of stream/consumer clears, at most
+ * limit polls (of 1 s each); returns the polls taken. A condition gone
+ * without a change of configuration clears only after the engine's
+ * clearing hold (30 s). */
+static int world_polls_to_clear(world *w, const char *stream,
+                                const char *consumer, nl_class cls, int limit) {
+  int polls = 0;
+  while (active_for(w, stream, consumer, cls) && polls < limit) {
+    world_poll(w);
+    polls++;
+  }
+  return polls;
+}
+
 void test_max_deliver_exhausted_from_advisory(void) {
   world w;
   world_init(&w, true);
@@ -278,8 +292,8 @@ void test_max_deliver_exhausted_from_advisory(void) {
   char *subjects[] = {"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.MD.*"};
   dlq->subjects = subjects;
   dlq->n_subjects = 1;
-  world_poll(&w);
-  CHECK(!active_for(&w, "MD", "poison", NL_MAX_DELIVER_EXHAUSTED));
+  CHECK(world_polls_to_clear(&w, "MD", "poison", NL_MAX_DELIVER_EXHAUSTED,
+                             60) == 31);
   CHECK_EQ_U(w.clears[NL_MAX_DELIVER_EXHAUSTED], 1);
   /* With dead-letter handling in sight, advisories raise nothing. */
   world_advise(&w, NL_ADV_MAX_DELIVER, "MD", "poison", 11, 3);
@@ -342,10 +356,34 @@ void test_nak_storm_from_advisories(void) {
   world_poll(&w);
   CHECK(active_for(&w, "NK", "loop", NL_NAK_STORM));
   w.t += 6 * SEC;
-  world_poll(&w);
-  CHECK(!active_for(&w, "NK", "loop", NL_NAK_STORM));
+  CHECK(world_polls_to_clear(&w, "NK", "loop", NL_NAK_STORM, 60) == 31);
   CHECK_EQ_U(w.clears[NL_NAK_STORM], 1);
   nl_engine_free(w.engine);
+}
+
+/* Poison messages NAKed until max_deliver 3 (a dead-letter pattern): the
+ * loop is bounded the way NAK_STORM's fix would bound it, so it is not a
+ * storm; the same NAKs on an unlimited max_deliver are. */
+static unsigned bounded_loop_onsets(int64_t max_deliver) {
+  world w;
+  world_init(&w, false);
+  add_stream(&w, "NB");
+  add_consumer(&w, 0, "dlq")->max_deliver = max_deliver;
+  world_poll(&w);
+  for (uint64_t seq = 50; seq <= 100; seq += 50)
+    for (uint64_t d = 1; d <= 3; d++) {
+      world_advise(&w, NL_ADV_NAK, "NB", "dlq", seq, d);
+      w.t += SEC / 10;
+    }
+  world_poll(&w);
+  unsigned n = w.onsets[NL_NAK_STORM];
+  nl_engine_free(w.engine);
+  return n;
+}
+
+void test_bounded_nak_loop_is_not_a_storm(void) {
+  CHECK_EQ_U(bounded_loop_onsets(3), 0);
+  CHECK_EQ_U(bounded_loop_onsets(-1), 1);
 }
 
 void test_deleted_advisory_clears_at_once(void) {
@@ -427,10 +465,27 @@ void test_interest_no_consumers(void) {
   nl_stream_snap *ok = add_stream(&w, "INK");
   ok->retention = NL_RETENTION_INTEREST;
   nl_consumer_snap *worker = add_consumer(&w, 2, "worker");
+  nl_stream_snap *drop = add_stream(&w, "INP");
+  drop->retention = NL_RETENTION_INTEREST;
   world_poll(&w);
-  CHECK(active_for(&w, "IN", NULL, NL_INTEREST_NO_CONSUMERS));
-  CHECK(strcmp(w.last_consumer, NL_STREAM_FINDING_CONSUMER) == 0);
+  /* Without consumers and without publishes: not yet (a stream is often
+   * created a moment before its consumers). */
+  CHECK(!active_for(&w, "IN", NULL, NL_INTEREST_NO_CONSUMERS));
+  CHECK(!active_for(&w, "INP", NULL, NL_INTEREST_NO_CONSUMERS));
   CHECK(!active_for(&w, "INF", NULL, NL_INTEREST_NO_CONSUMERS));
+  /* A publish to INP, which has no consumer, is dropped: at once. */
+  drop->last_seq += 5;
+  world_poll(&w);
+  CHECK(active_for(&w, "INP", NULL, NL_INTEREST_NO_CONSUMERS));
+  CHECK(strcmp(w.last_consumer, NL_STREAM_FINDING_CONSUMER) == 0);
+  CHECK(!active_for(&w, "IN", NULL, NL_INTEREST_NO_CONSUMERS));
+  /* IN stays without consumers for NL_INTEREST_EMPTY_S: raised then. */
+  int polls = 0;
+  while (!active_for(&w, "IN", NULL, NL_INTEREST_NO_CONSUMERS) && polls < 90) {
+    world_poll(&w);
+    polls++;
+  }
+  CHECK(polls >= 58 && polls <= 60);
   /* Publishes: INF's filter matches none (last_seq rises, messages flat,
    * nothing delivered); INK's worker receives and acks them all. */
   for (int i = 0; i < 3; i++) {
@@ -449,10 +504,35 @@ void test_interest_no_consumers(void) {
   /* Fixes: a consumer for IN; a matching consumer for INF (receives). */
   empty->consumer_count = 1;
   miss->consumer_count = 2;
-  world_poll(&w);
-  CHECK(!active_for(&w, "IN", NULL, NL_INTEREST_NO_CONSUMERS));
+  CHECK(world_polls_to_clear(&w, "IN", NULL, NL_INTEREST_NO_CONSUMERS, 60) ==
+        31);
   CHECK(!active_for(&w, "INF", NULL, NL_INTEREST_NO_CONSUMERS));
   CHECK_EQ_U(w.clears[NL_INTEREST_NO_CONSUMERS], 2);
+  nl_engine_free(w.engine);
+}
+
+/* An interest stream created a poll before its consumers (every deploy)
+ * raises nothing, and the scenario ran: the stream was polled empty and
+ * then with its consumers receiving. */
+void test_interest_stream_before_its_consumers_is_silent(void) {
+  world w;
+  world_init(&w, true);
+  nl_stream_snap *s = add_stream(&w, "INEW");
+  s->retention = NL_RETENTION_INTEREST;
+  world_poll(&w);
+  world_poll(&w);
+  nl_consumer_snap *c = add_consumer(&w, 0, "worker");
+  for (int i = 0; i < 10; i++) {
+    s->last_seq += 10;
+    c->delivered_consumer_seq += 10;
+    c->delivered_stream_seq += 10;
+    c->ack_floor_stream_seq += 10;
+    world_poll(&w);
+  }
+  CHECK(nl_registry_find(nl_engine_registry(w.engine), "INEW", "worker") !=
+        NULL);
+  CHECK_EQ_U(s->consumer_count, 1);
+  CHECK_EQ_U(w.onsets[NL_INTEREST_NO_CONSUMERS], 0);
   nl_engine_free(w.engine);
 }
 
@@ -480,8 +560,12 @@ void test_single_replica_and_unobservable(void) {
   r1->replicas = 3;
   r3->consumers_complete = true;
   world_poll(&w);
+  /* R1's fix is a change of configuration: it clears at once; R3 is
+   * observable again and clears after the hold. */
   CHECK(!active_for(&w, "R1", NULL, NL_STREAM_SINGLE_REPLICA));
-  CHECK(!active_for(&w, "R3", NULL, NL_CONSUMER_UNOBSERVABLE));
+  CHECK(active_for(&w, "R3", NULL, NL_CONSUMER_UNOBSERVABLE));
+  CHECK(world_polls_to_clear(&w, "R3", NULL, NL_CONSUMER_UNOBSERVABLE, 60) ==
+        30);
   /* A stream no longer listed clears its findings. */
   r1->replicas = 1;
   world_poll(&w);
@@ -524,8 +608,7 @@ void test_push_unbound(void) {
   CHECK(w2.last[NL_PUSH_UNBOUND].severity == NL_SEVERITY_CRITICAL);
   /* The fix: a subscriber binds and drains the backlog. */
   gone->push_bound = true;
-  world_poll(&w);
-  CHECK(!active_for(&w, "PU", "gone", NL_PUSH_UNBOUND));
+  CHECK(world_polls_to_clear(&w, "PU", "gone", NL_PUSH_UNBOUND, 60) == 31);
   (void)s;
   nl_engine_free(w.engine);
   nl_engine_free(w2.engine);
@@ -578,8 +661,7 @@ void test_retention_risk_forecast(void) {
                "nats stream edit RR --max-msgs") != NULL);
   /* The fix: lag catches up; far from the limit it clears at once. */
   consumer_at(s, lag, s->last_seq, s->last_seq);
-  world_poll(&w);
-  CHECK(!active_for(&w, "RR", "lag", NL_RETENTION_RISK));
+  CHECK(world_polls_to_clear(&w, "RR", "lag", NL_RETENTION_RISK, 60) == 31);
   CHECK_EQ_U(w.clears[NL_RETENTION_RISK], 1);
   nl_engine_free(w.engine);
 }
@@ -708,6 +790,20 @@ void test_retention_risk_does_not_flap(void) {
   nl_engine_free(w.engine);
 }
 
+/* Checks that the retry scenario of stream (consumer "retry") ran, with at
+ * least min_redelivered redeliveries counted, and raised none of the
+ * redelivery classes; frees w's engine. */
+static void check_retries_silent(world *w, const char *stream,
+                                 uint64_t min_redelivered) {
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(w->engine), stream, "retry");
+  CHECK(st != NULL && st->redelivered_total >= min_redelivered);
+  CHECK_EQ_U(w->onsets[NL_ACK_WAIT_VIOLATION], 0);
+  CHECK_EQ_U(w->onsets[NL_MISSING_PROGRESS], 0);
+  CHECK_EQ_U(w->onsets[NL_NAK_STORM], 0);
+  nl_engine_free(w->engine);
+}
+
 /* A consumer NAKs every message once with a 1 s delay (a transient
  * error) and acks it when it comes back; ack_wait is 30 s. Half its
  * deliveries are redeliveries, but none can be an expiry: every message
@@ -729,13 +825,93 @@ void test_nak_with_delay_is_not_ack_wait(void) {
     c->ack_last_ns = w.t - SEC / 2;
     world_poll(&w);
   }
+  check_retries_silent(&w, "ND", 800);
+}
+
+/* NAKs with a delay longer than ack_wait (ack_wait 2 s, delay 3 s): each
+ * second 10 new messages arrive, each is NAKed at its first delivery,
+ * comes back 3 s later and is acked. The timing cannot tell these
+ * redeliveries from expiry (the delay is longer than ack_wait), so by
+ * polling alone they look like ACK_WAIT_VIOLATION; with the MSG_NAKED
+ * advisories fed in, every redelivery is explained and nothing fires. */
+static unsigned long_nak_delay_onsets(bool advisories, uint64_t *redelivered) {
+  world w;
+  world_init(&w, false);
+  nl_stream_snap *s = add_stream(&w, "NL");
+  nl_consumer_snap *c = add_consumer(&w, 0, "retry");
+  c->ack_wait_ns = 2 * SEC;
+  for (int i = 0; i < 90; i++) {
+    uint64_t first = s->last_seq + 1;
+    s->last_seq += 10;
+    s->msgs = s->last_seq;
+    c->delivered_stream_seq = s->last_seq;
+    /* 10 new, and from the 4th second on the 10 NAKed 3 s before. */
+    c->delivered_consumer_seq += i >= 3 ? 20 : 10;
+    c->num_ack_pending = s->last_seq >= 40 ? 40 : s->last_seq;
+    c->ack_floor_stream_seq = s->last_seq - c->num_ack_pending;
+    c->ack_floor_consumer_seq = c->delivered_consumer_seq - 20;
+    c->num_redelivered = i >= 3 ? 10 : 0;
+    c->ack_last_ns = w.t - SEC / 2;
+    if (advisories && i >= 1)
+      for (uint64_t q = first; q < first + 10; q++)
+        world_advise(&w, NL_ADV_NAK, "NL", "retry", q, 1);
+    world_poll(&w);
+  }
   nl_consumer_state *st =
-      nl_registry_find(nl_engine_registry(w.engine), "ND", "retry");
-  CHECK(st != NULL && st->redelivered_total >= 800);
-  CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 0);
-  CHECK_EQ_U(w.onsets[NL_MISSING_PROGRESS], 0);
-  CHECK_EQ_U(w.onsets[NL_NAK_STORM], 0);
+      nl_registry_find(nl_engine_registry(w.engine), "NL", "retry");
+  *redelivered = st != NULL ? st->redelivered_total : 0;
+  unsigned n = w.onsets[NL_ACK_WAIT_VIOLATION] + w.onsets[NL_MISSING_PROGRESS] +
+               w.onsets[NL_NAK_STORM];
   nl_engine_free(w.engine);
+  return n;
+}
+
+/* Each message NAKed twice at once and then acked (5 new a second, 10
+ * redeliveries, backoff 1 s so the delay is 1 s, one poll a second), with
+ * one message outstanding on every other poll and, on every third poll,
+ * one NAK advisory arriving only after the poll: most redeliveries are
+ * explained, the rest are far more than expiry could make. Not
+ * ACK_WAIT_VIOLATION (a partial explanation once made the rest look like
+ * expiry). */
+void test_nak_retries_with_late_advisories_are_not_ack_wait(void) {
+  world w;
+  world_init(&w, false);
+  nl_stream_snap *s = add_stream(&w, "NR");
+  nl_consumer_snap *c = add_consumer(&w, 0, "retry");
+  c->ack_wait_ns = SEC;
+  c->backoff_first_ns = SEC;
+  c->backoff_steps = 2;
+  uint64_t late = 0;
+  for (int i = 0; i < 60; i++) {
+    uint64_t first = s->last_seq + 1;
+    s->last_seq += 5;
+    s->msgs = s->last_seq;
+    c->delivered_stream_seq = s->last_seq;
+    c->delivered_consumer_seq += 15;
+    c->num_ack_pending = i % 2;
+    c->ack_floor_stream_seq = s->last_seq - c->num_ack_pending;
+    c->ack_floor_consumer_seq = c->delivered_consumer_seq - c->num_ack_pending;
+    c->ack_last_ns = w.t - SEC / 4;
+    if (late)
+      world_advise(&w, NL_ADV_NAK, "NR", "retry", late, 2);
+    /* On every third poll, the last NAK of the interval comes late. */
+    bool one_late = i % 3 == 0;
+    for (uint64_t q = first; q < first + 5; q++) {
+      world_advise(&w, NL_ADV_NAK, "NR", "retry", q, 1);
+      if (q + 1 < first + 5 || !one_late)
+        world_advise(&w, NL_ADV_NAK, "NR", "retry", q, 2);
+    }
+    late = one_late ? first + 4 : 0;
+    world_poll(&w);
+  }
+  check_retries_silent(&w, "NR", 500);
+}
+
+void test_nak_advisories_explain_redeliveries(void) {
+  uint64_t polled_only = 0, with_advisories = 0;
+  CHECK(long_nak_delay_onsets(false, &polled_only) >= 1);
+  CHECK_EQ_U(long_nak_delay_onsets(true, &with_advisories), 0);
+  CHECK(polled_only >= 800 && with_advisories == polled_only);
 }
 
 /* Sets up w with the R1 stream UO of cluster C1 and its AckNone consumer

@@ -4,6 +4,7 @@
  * change between polls the way a real nats-server's do in that situation
  * (see tests/tools/SCENARIOS.md for the recorded traces these follow). */
 #include "core/nl_engine.h"
+#include "core/nl_onset_rate.h"
 #include "nl_test.h"
 
 #include <stdlib.h>
@@ -98,6 +99,21 @@ static void healthy_step(sim *s, unsigned n) {
   c->ack_last_ns = s->t - SEC / 10;
   c->num_ack_pending = 1;
   c->num_pending = 3;
+}
+
+/* Polls s until its finding of cls clears, at most limit polls; before each
+ * poll, msgs more messages are delivered and acked when msgs > 0. Returns
+ * the polls taken. A condition gone by itself clears only after the
+ * engine's clearing hold (30 s of 1 s polls). */
+static int sim_polls_to_clear(sim *s, nl_class cls, int msgs, int limit) {
+  int polls = 0;
+  while (sim_active(s, cls) && polls < limit) {
+    if (msgs > 0)
+      healthy_step(s, msgs);
+    sim_poll(s);
+    polls++;
+  }
+  return polls;
 }
 
 void test_healthy_no_findings(void) {
@@ -320,10 +336,11 @@ void test_nak_storm_needs_two_intervals(void) {
   const nl_finding *f = &s.last[NL_NAK_STORM];
   CHECK(nl_finding_get(f, "redeliveries_per_s", 0) >= 39);
   CHECK(strstr(f->fix_command, "--max-deliver") != NULL);
-  /* Fixed (poison message terminated): floor moves, no redeliveries. */
-  healthy_step(&s, 5);
-  sim_poll(&s);
+  /* Fixed (poison message terminated): floor moves, no redeliveries. It
+   * holds through the clearing hold, then clears. */
+  CHECK(sim_polls_to_clear(&s, NL_NAK_STORM, 5, 60) == 31);
   CHECK(!sim_active(&s, NL_NAK_STORM));
+  CHECK_EQ_U(s.clears[NL_NAK_STORM], 1);
   sim_free(&s);
 }
 
@@ -392,14 +409,10 @@ void test_missing_progress_long_task(void) {
   healthy_step(&s, 5);
   sim_poll(&s);
   CHECK(sim_active(&s, NL_MISSING_PROGRESS));
-  int polls_to_clear = 1;
-  while (sim_active(&s, NL_MISSING_PROGRESS) && polls_to_clear < 30) {
-    healthy_step(&s, 5);
-    sim_poll(&s);
-    polls_to_clear++;
-  }
+  /* Its own rule lets go within 10 polls; the clearing hold adds 30. */
+  int polls_to_clear = 1 + sim_polls_to_clear(&s, NL_MISSING_PROGRESS, 5, 60);
   CHECK(!sim_active(&s, NL_MISSING_PROGRESS));
-  CHECK(polls_to_clear <= 10);
+  CHECK(polls_to_clear > 31 && polls_to_clear <= 10 + 31);
   CHECK(!sim_active(&s, NL_ACK_WAIT_VIOLATION));
   CHECK_EQ_U(s.clears[NL_MISSING_PROGRESS], 1);
   sim_free(&s);
@@ -460,6 +473,49 @@ void test_slow_processing_with_standing_floor_is_ack_wait(void) {
   sim_free(&s);
 }
 
+/* A consumer hovering at its max_ack_pending for 2 minutes of 1 s polls
+ * (at the cap with messages waiting on a pseudo-random half of the polls,
+ * one below it on the others, never more than 20 polls in a row either
+ * way) gives one onset and no clearing; 30 s below the cap clears it
+ * once. */
+void test_threshold_hover_gives_one_onset(void) {
+  sim s;
+  sim_init(&s);
+  nl_consumer_snap *c = &s.consumer;
+  c->max_ack_pending = 20;
+  c->num_pending = 40;
+  uint32_t lcg = 12345;
+  int at_cap = 0, run = 0;
+  bool prev = false;
+  for (int i = 0; i < 120; i++) {
+    lcg = lcg * 1103515245u + 12345u;
+    bool cap = (lcg >> 16) & 1;
+    run = cap == prev ? run + 1 : 1;
+    if (run > 20 || i == 119) { /* The last poll is at the cap. */
+      cap = run > 20 ? !cap : true;
+      run = 1;
+    }
+    prev = cap;
+    at_cap += cap;
+    healthy_step(&s, 3);
+    c->num_ack_pending = cap ? 20 : 19;
+    c->num_pending = 40;
+    sim_poll(&s);
+  }
+  /* The scenario happened: both sides of the threshold, every poll seen. */
+  CHECK(at_cap > 30 && at_cap < 90);
+  CHECK_EQ_U(s.polls, 120);
+  CHECK_EQ_U(s.onsets[NL_MAX_PENDING_THROTTLE], 1);
+  CHECK_EQ_U(s.clears[NL_MAX_PENDING_THROTTLE], 0);
+  CHECK(sim_active(&s, NL_MAX_PENDING_THROTTLE));
+  c->num_ack_pending = 19;
+  CHECK(sim_polls_to_clear(&s, NL_MAX_PENDING_THROTTLE, 0, 60) == 31);
+  CHECK_EQ_U(s.onsets[NL_MAX_PENDING_THROTTLE], 1);
+  CHECK_EQ_U(s.clears[NL_MAX_PENDING_THROTTLE], 1);
+  CHECK_EQ_U(total_onsets(&s), 1);
+  sim_free(&s);
+}
+
 void test_max_pending_throttle(void) {
   sim s;
   sim_init(&s);
@@ -474,7 +530,17 @@ void test_max_pending_throttle(void) {
                "--max-pending 10") != NULL);
   c->num_pending = 0; /* At the cap with nothing waiting: not throttled. */
   sim_poll(&s);
+  CHECK(sim_active(&s, NL_MAX_PENDING_THROTTLE)); /* Held. */
+  CHECK(sim_polls_to_clear(&s, NL_MAX_PENDING_THROTTLE, 0, 60) == 30);
+  CHECK_EQ_U(s.clears[NL_MAX_PENDING_THROTTLE], 1);
+  /* A fix (a higher cap) clears on the next poll. */
+  c->num_pending = 45;
+  sim_poll(&s);
+  CHECK(sim_active(&s, NL_MAX_PENDING_THROTTLE));
+  c->max_ack_pending = 10;
+  sim_poll(&s);
   CHECK(!sim_active(&s, NL_MAX_PENDING_THROTTLE));
+  CHECK_EQ_U(s.clears[NL_MAX_PENDING_THROTTLE], 2);
   sim_free(&s);
 }
 
@@ -526,7 +592,7 @@ void test_sequence_gap_never_acked(void) {
   s.consumer.delivered_consumer_seq = 100;
   s.consumer.ack_floor_stream_seq = 350;
   s.consumer.num_pending = 0;
-  sim_poll(&s);
+  CHECK(sim_polls_to_clear(&s, NL_SEQUENCE_GAP, 0, 60) == 31);
   CHECK(!sim_active(&s, NL_SEQUENCE_GAP));
   CHECK_EQ_U(st->lost_total, 250);
   sim_free(&s);
@@ -660,4 +726,19 @@ void test_unlisted_consumer_of_incomplete_stream_is_kept(void) {
   CHECK_EQ_U(s.clears[NL_MAX_PENDING_THROTTLE], 0);
   CHECK(sim_active(&s, NL_MAX_PENDING_THROTTLE));
   sim_free(&s);
+}
+
+/* The onsets of the last hour: counted per minute, older ones age out. */
+void test_onset_rate_last_hour(void) {
+  nl_onset_rate r = {0};
+  const int64_t min = 60 * SEC;
+  CHECK_EQ_U(nl_onset_rate_last_hour(&r, 0), 0);
+  for (int i = 0; i < 90; i++) /* One onset a minute for 90 minutes. */
+    nl_onset_rate_add(&r, 1000 * SEC + i * min);
+  int64_t end = 1000 * SEC + 89 * min;
+  CHECK_EQ_U(nl_onset_rate_last_hour(&r, end), 60);
+  nl_onset_rate_add(&r, end); /* Two in the same minute. */
+  CHECK_EQ_U(nl_onset_rate_last_hour(&r, end), 61);
+  CHECK_EQ_U(nl_onset_rate_last_hour(&r, end + 30 * min), 31);
+  CHECK_EQ_U(nl_onset_rate_last_hour(&r, end + 60 * min), 0);
 }
