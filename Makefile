@@ -32,6 +32,18 @@ PLUGIN := build/san/nats_lens.so
 TEST_ENV := NL_BUILD=$(BUILD) NL_PLUGIN=$(abspath $(PLUGIN)) NL_SANITIZE=1 \
 	NL_ASAN_LIB=$(shell $(CC) -print-file-name=libasan.so)
 endif
+# SANITIZE=thread builds the plugin under ThreadSanitizer into build/tsan,
+# and the tests load it into collectd with libtsan preloaded; a data race
+# or lock-order report fails the test (`make SANITIZE=thread test`, or one
+# test: `make SANITIZE=thread NL_ONLY=test_advisory_burst test`).
+ifeq ($(SANITIZE),thread)
+CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
+LDSAN := -fsanitize=thread
+BUILD := build/tsan
+PLUGIN := build/tsan/nats_lens.so
+TEST_ENV := NL_BUILD=$(BUILD) NL_PLUGIN=$(abspath $(PLUGIN)) \
+	NL_SANITIZE=thread NL_TSAN_LIB=$(shell $(CC) -print-file-name=libtsan.so)
+endif
 
 # The plugin's layers, one folder each under plugin/, each depending only on
 # the ones below it (docs/architecture.md; `make check-layers` enforces it):

@@ -4,7 +4,49 @@
  * callback. A read polls JetStream (nl_poll over nl_transport), passes the
  * snapshots through the engine (history and detectors), and dispatches
  * values and state-change notifications. All logic lives in the nl_* core;
- * this file only translates between it and collectd. */
+ * this file only translates between it and collectd.
+ *
+ * Threads and locks, per instance.
+ *
+ * Threads:
+ * - collectd's reader: nl_read, never two at once for one instance. It
+ *   waits on the network only for its own poll (each request bounded by
+ *   Timeout), never for another thread's requests.
+ * - the advisory thread (jsapi/nl_advisory_thread): feeds advisories into
+ *   the engine (feed_advisories, no network) and then, with no lock held,
+ *   reads the consumers CREATED advisories announced (refresh_pending).
+ * - cnats threads: deliver advisories into the advisory queue (its own
+ *   mutex), reconnect, and call the transport's callbacks.
+ * - libmicrohttpd threads (http/nl_http): answer the REST API from the
+ *   views nl_http_update and the registry give, under nl_http_lock.
+ * - collectd's configuration and shutdown: config_instance and
+ *   instance_free, when no other thread of the instance runs.
+ *
+ * Locks, in the order they may be taken (never the other way round):
+ * 1. feed_lock (nl_advisory_thread.c): orders feeding between the advisory
+ *    thread and the read's drain; held only while advisories are fed.
+ * 2. engine_lock: the engine (registry, findings, stream totals) and
+ *    onsets. Held for an apply, an advisory batch, a created consumer's
+ *    intake, and the counts; never across a network request.
+ * 3. nl_http_lock: the HTTP layer's view of the registry; taken inside
+ *    engine_lock around what changes the registry.
+ * 4. created_lock: the queue of created consumers (created, n_created,
+ *    created_dropped); a leaf.
+ * 4. send_lock: what goes out of the plugin (notifications, health events
+ *    and their nl_health state, publish_complaint); a leaf. Transitions
+ *    are kept while the engine reports them (sink_transition) and sent by
+ *    send_transitions, which takes send_lock before it releases
+ *    engine_lock and then sends with send_lock alone held: a notification
+ *    never holds up the engine, and a health summary (sent under both
+ *    locks, since it reads the engine) never goes out before the events of
+ *    the changes it counts. A transition that could not be kept (out of
+ *    memory) is sent at once, under engine_lock.
+ *
+ * Not locked: values_limited is atomic (written by the read, read by the
+ * advisory thread); the transport's connection is set once by the read
+ * before any subscription exists, and cnats is thread-safe; api_requests,
+ * api_errors, poll_failing and the poll and connect complaints belong to
+ * the reader alone. */
 #include "collectd.h"
 
 #include "plugin.h"
@@ -13,6 +55,7 @@
 
 #include <malloc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "core/nl_engine.h"
 #include "core/nl_health.h"
@@ -29,6 +72,20 @@
 /* ConsumerValuesLimit's default: 1,000 consumers' values (18 value lists
  * each) take collectd's cache about 30 MB. */
 #define NL_DEFAULT_VALUES_LIMIT 1000
+/* A poll that received at least this much hands its memory back to the
+ * system afterwards (malloc_trim). */
+#define NL_TRIM_BYTES (4 * 1024 * 1024)
+
+/* A consumer a CREATED advisory announced (names owned). */
+struct created_entry {
+  char *stream;
+  char *consumer;
+};
+
+/* CREATED advisories waiting to be read, and read per call of
+ * refresh_pending (about once a second, and after each batch). */
+#define NL_CREATED_PENDING_MAX 1024
+#define NL_CREATED_PER_CALL 32
 
 typedef struct {
   char *name;
@@ -54,7 +111,7 @@ typedef struct {
   /* ConsumerValuesLimit: above this many consumers in a poll, "all" sends
    * what "findings" sends (0: no limit); values_limited while it does. */
   unsigned consumer_values_limit;
-  bool values_limited;
+  atomic_bool values_limited; /* Written by the read, read by all. */
   /* HealthEvents, HealthSubjectPrefix, SummaryInterval and their state. */
   nl_health health;
   char *listen_host; /* Listen "host" "port"; NULL when not configured. */
@@ -69,6 +126,16 @@ typedef struct {
   bool advisories;
   nl_advisory_thread *adv;
   pthread_mutex_t engine_lock;
+  /* Consumers that CREATED advisories announced, waiting for the advisory
+   * thread to read them (refresh_created): one entry per consumer, at most
+   * NL_CREATED_PENDING_MAX, the rest left to the next poll and counted. */
+  pthread_mutex_t created_lock;
+  struct created_entry *created;
+  size_t n_created;
+  uint64_t created_dropped;
+  /* Serialises what goes out of the plugin: notifications, health events
+   * and the complaint about publishing them. */
+  pthread_mutex_t send_lock;
   /* Findings started in the last hour (guarded by engine_lock, under which
    * every transition is reported). */
   nl_onset_rate onsets;
@@ -76,29 +143,22 @@ typedef struct {
   c_complain_t poll_complaint;
   c_complain_t connect_complaint;
   bool poll_failing; /* A FAILURE notification for the poll is out. */
+  /* The transport's disconnect count at the latest good poll: a change is
+   * a gap in what the polls saw (nl_engine_gap). */
+  uint64_t disconnects_seen;
   uint64_t api_requests;
   uint64_t api_errors;
 } nl_instance;
 
-/* Appends a copy of the string option in ci to the list. */
+/* Appends a copy of the string option in ci to the list (collectd's
+ * strarray). */
 static int config_append(oconfig_item_t *ci, char ***list, size_t *n) {
   char *s = NULL;
   if (cf_util_get_string(ci, &s) != 0)
     return -1;
-  char **l = realloc(*list, (*n + 1) * sizeof(*l));
-  if (l == NULL) {
-    free(s);
-    return -1;
-  }
-  l[(*n)++] = s;
-  *list = l;
-  return 0;
-}
-
-static void free_list(char **list, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    free(list[i]);
-  free(list);
+  int status = strarray_add(list, n, s);
+  free(s);
+  return status;
 }
 
 static void instance_free(void *arg) {
@@ -115,10 +175,17 @@ static void instance_free(void *arg) {
   /* After the transport: its callbacks queue. */
   nl_advisory_thread_free(inst->adv);
   pthread_mutex_destroy(&inst->engine_lock);
+  for (size_t i = 0; i < inst->n_created; i++) {
+    free(inst->created[i].stream);
+    free(inst->created[i].consumer);
+  }
+  free(inst->created);
+  pthread_mutex_destroy(&inst->created_lock);
+  pthread_mutex_destroy(&inst->send_lock);
   free(inst->name);
-  free_list(inst->urls, inst->n_urls);
-  free_list(inst->select.include, inst->select.n_include);
-  free_list(inst->select.exclude, inst->select.n_exclude);
+  strarray_free(inst->urls, inst->n_urls);
+  strarray_free(inst->select.include, inst->select.n_include);
+  strarray_free(inst->select.exclude, inst->select.n_exclude);
   free(inst->user);
   free(inst->password);
   free(inst->token);
@@ -395,6 +462,7 @@ static int config_check_auth(const nl_instance *inst) {
 
 static int nl_read(user_data_t *ud);
 static void feed_advisories(void *ud, const nl_advisory *a, size_t n);
+static void refresh_pending(void *ud);
 
 /* Parses one Instance block and registers its read callback. */
 static int config_instance(oconfig_item_t *ci) {
@@ -405,6 +473,8 @@ static int config_instance(oconfig_item_t *ci) {
   inst->params.config_classes = true;
   inst->advisories = true;
   pthread_mutex_init(&inst->engine_lock, NULL);
+  pthread_mutex_init(&inst->created_lock, NULL);
+  pthread_mutex_init(&inst->send_lock, NULL);
   nl_health_init(&inst->health);
   inst->timeout_s = 2.0;
   inst->consumer_values_limit = NL_DEFAULT_VALUES_LIMIT;
@@ -474,9 +544,9 @@ static int config_instance(oconfig_item_t *ci) {
     instance_free(inst);
     return -1;
   }
-  if (inst->advisories &&
-      (inst->adv = nl_advisory_thread_start(4096, feed_advisories, inst, err,
-                                            sizeof(err))) == NULL) {
+  if (inst->advisories && (inst->adv = nl_advisory_thread_start(
+                               4096, feed_advisories, refresh_pending, inst,
+                               err, sizeof(err))) == NULL) {
     ERROR(LOG_PREFIX "Instance \"%s\": %s.", inst->name, err);
     instance_free(inst);
     return -1;
@@ -523,6 +593,23 @@ static int nl_config(oconfig_item_t *ci) {
   return status;
 }
 
+/* A transition the engine reported, kept until the engine's locks are
+ * released: notifications and health events go out with no lock but
+ * send_lock held. */
+typedef struct {
+  char *stream;
+  char *consumer;
+  nl_finding finding;
+  bool active;
+  const char *reason; /* A string constant, or NULL. */
+} held_transition;
+
+typedef struct {
+  held_transition *items;
+  size_t n;
+  size_t cap;
+} transition_list;
+
 /* Context of one read, handed to the engine's sink. */
 typedef struct {
   nl_instance *inst;
@@ -530,6 +617,8 @@ typedef struct {
   /* Per-consumer values are only the class gauges of consumers with a
    * finding: ConsumerValues "findings", or "all" over ConsumerValuesLimit. */
   bool findings_only;
+  /* Where the sink keeps transitions for send_transitions. */
+  transition_list *held;
 } read_ctx;
 
 /* Whether inst sends only the class gauges of consumers with a finding, as
@@ -676,12 +765,11 @@ static void publish_result(nl_instance *inst, int rc, const char *err) {
               inst->name);
 }
 
-static void sink_transition(void *ud, const char *stream, const char *consumer,
-                            const nl_finding *f, bool active,
-                            const char *reason) {
-  const read_ctx *rc = ud;
-  if (active)
-    nl_onset_rate_add(&rc->inst->onsets, (int64_t)CDTIME_T_TO_NS(rc->time));
+/* Sends one transition as a notification and a health event. Call with
+ * send_lock held and no other lock. */
+static void send_transition(const read_ctx *rc, const char *stream,
+                            const char *consumer, const nl_finding *f,
+                            bool active, const char *reason) {
   char pi[DATA_MAX_NAME_LEN], evidence[NL_TEXT_MAX], msg[NOTIF_MAX_MSG_LEN];
   stream_plugin_instance(rc->inst, stream, pi, sizeof(pi));
   nl_finding_format_evidence(f, evidence, sizeof(evidence));
@@ -726,6 +814,70 @@ static void sink_transition(void *ud, const char *stream, const char *consumer,
   int sent = nl_health_transition(&rc->inst->health, nl_transport_publish,
                                   rc->inst->transport, &ev, err, sizeof(err));
   publish_result(rc->inst, sent, err);
+}
+
+/* The engine's transition sink (called under engine_lock): counts an
+ * onset and keeps the transition in rc->held for send_transitions. Out of
+ * memory, it is sent at once instead. */
+static void sink_transition(void *ud, const char *stream, const char *consumer,
+                            const nl_finding *f, bool active,
+                            const char *reason) {
+  const read_ctx *rc = ud;
+  if (active)
+    nl_onset_rate_add(&rc->inst->onsets, (int64_t)CDTIME_T_TO_NS(rc->time));
+  transition_list *l = rc->held;
+  if (l != NULL && l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 16;
+    held_transition *items = realloc(l->items, cap * sizeof(*items));
+    if (items != NULL) {
+      l->items = items;
+      l->cap = cap;
+    }
+  }
+  if (l != NULL && l->n < l->cap) {
+    held_transition *t = &l->items[l->n];
+    t->stream = strdup(stream);
+    t->consumer = strdup(consumer);
+    if (t->stream != NULL && t->consumer != NULL) {
+      t->finding = *f;
+      t->active = active;
+      t->reason = reason;
+      l->n++;
+      return;
+    }
+    free(t->stream);
+    free(t->consumer);
+  }
+  pthread_mutex_lock(&rc->inst->send_lock);
+  send_transition(rc, stream, consumer, f, active, reason);
+  pthread_mutex_unlock(&rc->inst->send_lock);
+}
+
+/* Releases engine_lock and sends the transitions rc->held kept, in order,
+ * with send_lock alone held, then empties the list. send_lock is taken
+ * before engine_lock is released, so that a health summary (sent under
+ * both) never goes out before the events of the changes it counts. Call
+ * with engine_lock held (and no other lock); returns with none held. */
+static void send_transitions(const read_ctx *rc) {
+  transition_list *l = rc->held;
+  pthread_mutex_lock(&rc->inst->send_lock);
+  pthread_mutex_unlock(&rc->inst->engine_lock);
+  for (size_t i = 0; l != NULL && i < l->n; i++) {
+    held_transition *t = &l->items[i];
+    send_transition(rc, t->stream, t->consumer, &t->finding, t->active,
+                    t->reason);
+    free(t->stream);
+    free(t->consumer);
+  }
+  pthread_mutex_unlock(&rc->inst->send_lock);
+  if (l != NULL)
+    l->n = 0;
+}
+
+/* Frees the list's storage (after send_transitions). */
+static void transition_list_free(transition_list *l) {
+  free(l->items);
+  *l = (transition_list){0};
 }
 
 /* Reports a poll failure once when it starts and NOTIF_OKAY once it ends. */
@@ -798,73 +950,132 @@ static void submit_failed_poll(const read_ctx *rc, bool connected) {
                   connected, onsets);
 }
 
-/* Feeds advisories into the engine, on the advisory thread or from
- * nl_read: under the engine lock, with findings they prove reported at
- * once through the same sink as a poll's (notifications and health events
- * are thread-safe in collectd). */
-/* True on the read callback's thread while it drains the advisory queue:
- * a CREATED advisory is then left to the poll that follows, so that the
- * read callback never waits on the network for one. */
-static _Thread_local bool draining_in_read;
-
 /* Reads the consumer a CREATED advisory announced (stream and consumer
- * info, read-only, each request bounded by Timeout, without the engine
- * lock) and hands it to the engine, so that its configuration classes are
- * raised at once rather than at the next poll. Consumers of streams the
- * Include/Exclude options leave out, and consumers already held, are left
- * to the polls. */
-static void refresh_created(nl_instance *inst, const nl_advisory *a) {
-  if (draining_in_read || !nl_stream_selected(&inst->select, a->stream))
-    return;
+ * info, read-only, each request bounded by Timeout, without any lock held)
+ * and hands it to the engine, so that its configuration classes are raised
+ * at once rather than at the next poll. Only the advisory thread calls it
+ * (refresh_pending): the read callback never waits on the network for
+ * one. Consumers already held are left to the polls. */
+static void refresh_created(nl_instance *inst, const char *stream,
+                            const char *consumer) {
   pthread_mutex_lock(&inst->engine_lock);
-  bool known = nl_engine_knows(inst->engine, a->stream, a->consumer);
+  bool known = nl_engine_knows(inst->engine, stream, consumer);
   pthread_mutex_unlock(&inst->engine_lock);
   if (known)
     return;
   nl_snapshot_set set = {0};
   char err[512];
-  if (nl_advisory_fetch_consumer(nl_transport_request, inst->transport,
-                                 a->stream, a->consumer, &set, err,
-                                 sizeof(err)) == 0) {
+  if (nl_advisory_fetch_consumer(nl_transport_request, inst->transport, stream,
+                                 consumer, &set, err, sizeof(err)) == 0) {
+    transition_list held = {0};
     read_ctx rc = read_start(inst);
+    rc.held = &held;
     nl_engine_sink sink = {NULL, NULL, sink_transition};
     pthread_mutex_lock(&inst->engine_lock);
     nl_http_lock(inst->http);
     nl_engine_created(inst->engine, &set, (int64_t)CDTIME_T_TO_NS(rc.time),
                       &sink, &rc);
     nl_http_unlock(inst->http);
-    pthread_mutex_unlock(&inst->engine_lock);
+    send_transitions(&rc); /* Releases engine_lock. */
+    transition_list_free(&held);
   } else {
     DEBUG(LOG_PREFIX "Instance \"%s\": created consumer %s/%s not read "
                      "(%s); the next poll will see it.",
-          inst->name, a->stream, a->consumer, err);
+          inst->name, stream, consumer, err);
   }
   nl_snapshot_set_clear(&set);
 }
 
-static void feed_advisories(void *ud, const nl_advisory *a, size_t n) {
-  nl_instance *inst = ud;
-  nl_engine_sink sink = {NULL, NULL, sink_transition};
+/* Finds the pending CREATED entry of stream/consumer; call with
+ * created_lock held. Returns its index, or n_created. */
+static size_t created_find(const nl_instance *inst, const char *stream,
+                           const char *consumer) {
   size_t i = 0;
-  while (i < n) {
-    if (a[i].kind == NL_ADV_CREATED) {
-      refresh_created(inst, &a[i++]);
-      continue;
+  while (i < inst->n_created &&
+         (strcmp(inst->created[i].stream, stream) != 0 ||
+          strcmp(inst->created[i].consumer, consumer) != 0))
+    i++;
+  return i;
+}
+
+/* Notes what a CREATED or DELETED advisory asks of the advisory thread: a
+ * created consumer of a selected stream is queued to be read (once, however
+ * many advisories name it; past NL_CREATED_PENDING_MAX it is left to the
+ * next poll and counted), a deleted one leaves the queue. No network. */
+static void note_created(nl_instance *inst, const nl_advisory *a) {
+  if (a->kind == NL_ADV_CREATED &&
+      !nl_stream_selected(&inst->select, a->stream))
+    return;
+  pthread_mutex_lock(&inst->created_lock);
+  size_t i = created_find(inst, a->stream, a->consumer);
+  if (a->kind == NL_ADV_DELETED && i < inst->n_created) {
+    free(inst->created[i].stream);
+    free(inst->created[i].consumer);
+    inst->created[i] = inst->created[--inst->n_created];
+  } else if (a->kind == NL_ADV_CREATED && i == inst->n_created) {
+    if (inst->created == NULL)
+      inst->created = calloc(NL_CREATED_PENDING_MAX, sizeof(*inst->created));
+    char *st = NULL, *co = NULL;
+    if (inst->created != NULL && inst->n_created < NL_CREATED_PENDING_MAX &&
+        (st = strdup(a->stream)) != NULL && (co = strdup(a->consumer)) != NULL)
+      inst->created[inst->n_created++] = (struct created_entry){st, co};
+    else {
+      free(st);
+      inst->created_dropped++;
     }
-    /* The records up to the next CREATED one, under one lock. */
-    read_ctx rc = read_start(inst);
-    pthread_mutex_lock(&inst->engine_lock);
-    nl_http_lock(inst->http);
-    for (; i < n && a[i].kind != NL_ADV_CREATED; i++)
-      nl_engine_advisory(inst->engine, &a[i], (int64_t)CDTIME_T_TO_NS(rc.time),
-                         &sink, &rc);
-    nl_http_unlock(inst->http);
-    pthread_mutex_unlock(&inst->engine_lock);
+  }
+  pthread_mutex_unlock(&inst->created_lock);
+}
+
+/* The advisory thread's idle work: reads up to NL_CREATED_PER_CALL of the
+ * queued created consumers, oldest first, with no lock held during the
+ * requests. */
+static void refresh_pending(void *ud) {
+  nl_instance *inst = ud;
+  struct created_entry take[NL_CREATED_PER_CALL];
+  size_t n = 0;
+  pthread_mutex_lock(&inst->created_lock);
+  n = inst->n_created < NL_CREATED_PER_CALL ? inst->n_created
+                                            : NL_CREATED_PER_CALL;
+  memcpy(take, inst->created, n * sizeof(*take));
+  memmove(inst->created, inst->created + n,
+          (inst->n_created - n) * sizeof(*inst->created));
+  inst->n_created -= n;
+  pthread_mutex_unlock(&inst->created_lock);
+  for (size_t i = 0; i < n; i++) {
+    refresh_created(inst, take[i].stream, take[i].consumer);
+    free(take[i].stream);
+    free(take[i].consumer);
   }
 }
 
+/* Feeds advisories into the engine, on the advisory thread or from the
+ * read callback's drain: under the engine lock, with the findings they
+ * prove sent once the lock is released; created consumers are only
+ * queued (note_created). */
+static void feed_advisories(void *ud, const nl_advisory *a, size_t n) {
+  nl_instance *inst = ud;
+  nl_engine_sink sink = {NULL, NULL, sink_transition};
+  transition_list held = {0};
+  read_ctx rc = read_start(inst);
+  rc.held = &held;
+  pthread_mutex_lock(&inst->engine_lock);
+  nl_http_lock(inst->http);
+  for (size_t i = 0; i < n; i++) {
+    if (a[i].kind == NL_ADV_CREATED || a[i].kind == NL_ADV_DELETED)
+      note_created(inst, &a[i]);
+    if (a[i].kind != NL_ADV_CREATED)
+      nl_engine_advisory(inst->engine, &a[i], (int64_t)CDTIME_T_TO_NS(rc.time),
+                         &sink, &rc);
+  }
+  nl_http_unlock(inst->http);
+  send_transitions(&rc); /* Releases engine_lock. */
+  transition_list_free(&held);
+}
+
 /* Dispatches the advisory counts: received, dropped (queue full) and
- * rejected (unreadable). */
+ * rejected (unreadable); and the created consumers waiting to be read and
+ * those left to the next poll (their queue full). */
 static void submit_advisory_counts(const read_ctx *rc) {
   if (rc->inst->adv == NULL)
     return;
@@ -874,6 +1085,12 @@ static void submit_advisory_counts(const read_ctx *rc) {
   submit_derive(rc, rc->inst->name, "derive", "advisories_dropped", c.dropped);
   submit_derive(rc, rc->inst->name, "derive", "advisories_rejected",
                 c.rejected);
+  pthread_mutex_lock(&rc->inst->created_lock);
+  size_t pending = rc->inst->n_created;
+  uint64_t dropped = rc->inst->created_dropped;
+  pthread_mutex_unlock(&rc->inst->created_lock);
+  submit_gauge(rc, rc->inst->name, "gauge", "created_pending", (double)pending);
+  submit_derive(rc, rc->inst->name, "derive", "created_left_to_poll", dropped);
 }
 
 /* The read callback. A failed poll is reported (log line, POLL_FAILED
@@ -940,28 +1157,43 @@ static int nl_read(user_data_t *ud) {
   nl_engine_sink sink = {sink_consumer, sink_stream, sink_transition};
   int64_t now_ns = (int64_t)CDTIME_T_TO_NS(rc.time);
   /* Advisories that arrived before this poll go in first (the advisory
-   * thread feeds them too; whichever comes first). */
-  draining_in_read = true;
+   * thread feeds them too; whichever comes first). Feeding makes no
+   * network request, so this waits at most for a batch being fed. */
   nl_advisory_thread_drain(inst->adv);
-  draining_in_read = false;
+  transition_list held = {0};
+  rc.held = &held;
+  uint64_t disconnects = nl_transport_disconnects(inst->transport);
   pthread_mutex_lock(&inst->engine_lock);
   nl_http_lock(inst->http);
+  if (disconnects != inst->disconnects_seen)
+    nl_engine_gap(inst->engine, now_ns);
+  inst->disconnects_seen = disconnects;
   size_t kept = nl_engine_apply(inst->engine, &set, now_ns, &sink, &rc);
   nl_http_unlock(inst->http);
   nl_http_update(inst->http, &set, now_ns);
+  send_transitions(&rc); /* Releases engine_lock. */
+  transition_list_free(&held);
+  /* The summary counts the engine as it is now, after the events of every
+   * change it counts went out (send_transitions). */
+  pthread_mutex_lock(&inst->engine_lock);
+  pthread_mutex_lock(&inst->send_lock);
   int sent = nl_health_summary(&inst->health, nl_transport_publish,
                                inst->transport, inst->engine, inst->name,
                                set.n_streams, now_ns, err, sizeof(err));
   publish_result(inst, sent, err);
+  pthread_mutex_unlock(&inst->send_lock);
   uint64_t onsets = nl_onset_rate_last_hour(&inst->onsets, now_ns);
   pthread_mutex_unlock(&inst->engine_lock);
   submit_advisory_counts(&rc);
   submit_instance(&rc, CDTIME_T_TO_DOUBLE(cdtime() - rc.time), set.n_consumers,
                   set.unobservable + kept, set.n_streams, true, onsets);
   nl_snapshot_set_clear(&set);
-  /* A poll's replies and snapshots are freed now; hand the pages back so
-   * that collectd's resident memory holds only the per-consumer history. */
-  malloc_trim(0);
+  /* A large poll's replies and snapshots are freed now; hand their pages
+   * back so that collectd's resident memory holds only the per-consumer
+   * history. A small poll leaves little to hand back: trimming each read
+   * would only cost the daemon's other threads. */
+  if (stats.bytes_received >= NL_TRIM_BYTES)
+    malloc_trim(0);
   return 0;
 }
 

@@ -18,17 +18,21 @@ if [ "${NL_SANITIZE:-0}" = 1 ]; then
   export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0:halt_on_error=1:detect_leaks=0}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
   NL_COLLECTD_WRAPPER=${NL_COLLECTD_WRAPPER:-"env LD_PRELOAD=$NL_ASAN_LIB"}
+elif [ "${NL_SANITIZE:-0}" = thread ]; then
+  # Reports go on (halt_on_error=0) and are found by nl_sanitizer_check.
+  export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=0:second_deadlock_stack=1:report_signal_unsafe=0}
+  NL_COLLECTD_WRAPPER=${NL_COLLECTD_WRAPPER:-"env LD_PRELOAD=$NL_TSAN_LIB"}
 fi
 
 # nl_sanitizer_check: one FAIL line per output file of the test holding an
-# AddressSanitizer, LeakSanitizer or UndefinedBehaviorSanitizer report.
+# AddressSanitizer, LeakSanitizer, UndefinedBehaviorSanitizer or
+# ThreadSanitizer report.
 nl_sanitizer_check() {
-  local f
+  local f re='ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer'
   for f in "$NL_TMP"/*.out "$NL_TMP"/*.log; do
     [ -f "$f" ] || continue
-    if grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$f"; then
-      nl_fail "sanitizer/$(basename "$f")" \
-        "$(grep -m1 -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$f")"
+    if grep -qE "$re" "$f"; then
+      nl_fail "sanitizer/$(basename "$f")" "$(grep -m1 -E "$re" "$f")"
     fi
   done
 }

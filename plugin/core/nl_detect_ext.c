@@ -492,8 +492,10 @@ void nl_ext_detect_stream(const nl_snapshot_set *set, size_t index,
     return;
   nl_stream_snap before = {.last_seq = prev->last_seq, .msgs = prev->msgs};
   /* Deliveries are counted from the consumers of both polls: with
-   * consumers come or gone, what they received is not known. */
+   * consumers come or gone, or one of them without a poll before (its
+   * history reset), what they received is not known. */
   if (s->consumer_count == prev->consumer_count &&
+      delivered_delta != NL_DELIVERED_UNKNOWN &&
       nl_audit_interest_dropping(s, &before, delivered_delta, &f)) {
     out[NL_INTEREST_NO_CONSUMERS] = f;
   } else if (nl_finding_holding(held[NL_INTEREST_NO_CONSUMERS]) &&

@@ -128,6 +128,10 @@ typedef struct {
   int64_t empty_since_ns;
 } nl_ext_stream_prev;
 
+/* A stream's delivered_delta when one of its consumers has no poll before
+ * the latest: what its consumers received is not known. */
+#define NL_DELIVERED_UNKNOWN UINT64_MAX
+
 /* INTEREST_NO_CONSUMERS for an interest stream without any consumer and
  * without a publish seen dropped: only once it has been so for this long.
  * A stream is often created a moment before its consumers. */

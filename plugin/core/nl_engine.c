@@ -373,16 +373,26 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
                     nl_config_key(c, s), now_ns, sink, ud);
     if (lost != NULL)
       lost[c->stream_index] += st->lost_last;
+    /* What the stream's consumers received in the interval; unknown
+     * (NL_DELIVERED_UNKNOWN) once one of them has no poll before this one
+     * (new, recreated, or its history reset, as after a server restart
+     * that lost some of its state). */
     nl_past_sample s1;
     const nl_sample *s0 = nl_state_latest(st);
-    if (delivered != NULL && s0 != NULL && nl_state_past(st, 1, &s1) &&
-        s0->delivered_consumer_seq > s1.delivered_consumer_seq)
-      delivered[c->stream_index] +=
-          s0->delivered_consumer_seq - s1.delivered_consumer_seq;
+    uint64_t *d = delivered ? &delivered[c->stream_index] : NULL;
+    if (d != NULL && (s0 == NULL || !nl_state_past(st, 1, &s1)))
+      *d = NL_DELIVERED_UNKNOWN;
+    else if (d != NULL && *d != NL_DELIVERED_UNKNOWN &&
+             s0->delivered_consumer_seq > s1.delivered_consumer_seq)
+      *d += s0->delivered_consumer_seq - s1.delivered_consumer_seq;
     if (sink && sink->consumer)
       sink->consumer(ud, c, s, st);
   }
   for (size_t i = 0; i < set->n_streams; i++) {
+    /* A consumer list not read completely leaves out what some consumers
+     * received. */
+    if (delivered != NULL && !set->streams[i].consumers_complete)
+      delivered[i] = NL_DELIVERED_UNKNOWN;
     stream_total *t = total_for(e, set->streams[i].name);
     if (t != NULL && lost != NULL)
       t->lost_total += lost[i];
@@ -474,6 +484,14 @@ bool nl_engine_advisory(nl_engine *e, const nl_advisory *a, int64_t now_ns,
       update_consumer(e, st, cls, cls, active, found, 0, now_ns, sink, ud);
   }
   return true;
+}
+
+static void new_regime(nl_consumer_state *st, void *arg) {
+  nl_state_new_regime(st, *(const int64_t *)arg);
+}
+
+void nl_engine_gap(nl_engine *e, int64_t now_ns) {
+  nl_registry_each(e->reg, new_regime, &now_ns);
 }
 
 bool nl_engine_knows(nl_engine *e, const char *stream, const char *consumer) {

@@ -64,6 +64,13 @@ bool nl_engine_advisory(nl_engine *e, const nl_advisory *a, int64_t now_ns,
 bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
                        const nl_engine_sink *sink, void *ud);
 
+/* Marks a gap in what the polls saw at now_ns (the connection to the server
+ * was lost and made again: a restart, whose clients lost their messages
+ * in flight): every consumer starts a new regime (nl_state_new_regime), so
+ * that the orphans of the gap expiring are not taken for recurring
+ * expiry or for a stuck long task. Findings stay as they are. */
+void nl_engine_gap(nl_engine *e, int64_t now_ns);
+
 /* Returns true when the engine holds the consumer. */
 bool nl_engine_knows(nl_engine *e, const char *stream, const char *consumer);
 

@@ -296,6 +296,16 @@ static void state_reset(nl_consumer_state *st, int64_t created_ns) {
   st->nak_credit = 0;
 }
 
+void nl_state_new_regime(nl_consumer_state *st, int64_t now_ns) {
+  st->n_events = 0;
+  st->floor_since_ns = now_ns;
+  st->stuck_since_ns = 0;
+  st->last_stuck_end_ns = 0;
+  st->acked_since_floor = false;
+  st->redelivered_since_floor = 0;
+  st->longest_pin_ns = 0;
+}
+
 void nl_state_add_nak(nl_consumer_state *st) {
   if (st->nak_credit < UINT32_MAX)
     st->nak_credit++;
@@ -537,15 +547,8 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
   /* A new ack_wait or backoff starts a new regime: redeliveries seen under
    * the old one no longer speak for the consumer. */
   int64_t delay = nl_consumer_redelivery_delay_ns(c);
-  if (prev != NULL && delay != st->delay_ns) {
-    st->n_events = 0;
-    st->floor_since_ns = now_ns;
-    st->stuck_since_ns = 0;
-    st->last_stuck_end_ns = 0;
-    st->acked_since_floor = false;
-    st->redelivered_since_floor = 0;
-    st->longest_pin_ns = 0;
-  }
+  if (prev != NULL && delay != st->delay_ns)
+    nl_state_new_regime(st, now_ns);
   st->delay_ns = delay;
   nl_sample cur = {
       .t_ns = now_ns,

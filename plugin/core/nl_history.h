@@ -197,6 +197,12 @@ const nl_sample *nl_state_latest(const nl_consumer_state *st);
 bool nl_state_past(const nl_consumer_state *st, unsigned k,
                    nl_past_sample *out);
 
+/* Starts a new regime for st at now_ns: the redelivery rounds, the standing
+ * floor and the longest pin seen so far no longer count (a new ack_wait,
+ * or a gap in what was seen, such as a reconnect after a server restart,
+ * whose crashed clients leave messages to expire). */
+void nl_state_new_regime(nl_consumer_state *st, int64_t now_ns);
+
 /* Counts one NAK of st announced by an advisory: the next redelivery polled
  * is explained by it (see nak_credit). */
 void nl_state_add_nak(nl_consumer_state *st);

@@ -382,8 +382,9 @@ void nl_http_unlock(nl_http *h) {
 void nl_http_update(nl_http *h, const nl_snapshot_set *set, int64_t poll_ns) {
   if (h == NULL)
     return;
-  /* Only the poller changes the registry, and this is the poller: reading
-   * it here needs no lock. */
+  /* Whatever changes the registry (a poll, an advisory) does so under the
+   * instance's engine lock, which the caller holds: reading it here needs
+   * no registry lock. */
   nl_registry *reg = nl_engine_registry(h->engine);
   int64_t now = now_ns();
   size_t vlen = 0, slen = 0;

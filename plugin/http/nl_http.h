@@ -4,10 +4,11 @@
  * the read callback renders after each poll (nl_view) and swaps in under a
  * short mutex, so a request never waits for a poll and a poll never waits
  * for a request. Only /api/history/<stream>/<consumer> reads the engine's
- * registry itself; it does so under the same mutex, which the poller holds
- * only while nl_engine_apply changes the registry. Endpoints and shapes are
- * in docs/rest-api.md. Every function accepts h == NULL and then does
- * nothing, so an instance without a listener needs no checks. */
+ * registry itself; it does so under the same mutex, which every writer
+ * (the poll, the advisory thread) holds while it changes the registry.
+ * Endpoints and shapes are in docs/rest-api.md. Every function accepts h ==
+ * NULL and then does nothing, so an instance without a listener needs no
+ * checks. */
 #ifndef NL_HTTP_H
 #define NL_HTTP_H
 
@@ -36,14 +37,16 @@ int nl_http_start(const nl_http_config *cfg, nl_http **out, char *err,
 /* Stops the listener (waiting for requests in progress) and frees it. */
 void nl_http_stop(nl_http *h);
 
-/* Taken by the poller around nl_engine_apply: while held, no request reads
- * the registry. Hold it for no longer than that. */
+/* Taken around whatever changes the registry (nl_engine_apply, an
+ * advisory): while held, no request reads the registry. Hold it for no
+ * longer than that. */
 void nl_http_lock(nl_http *h);
 void nl_http_unlock(nl_http *h);
 
 /* Renders the documents of the poll just applied (set, taken at poll_ns)
- * without the lock, then swaps them in. Call from the poller only, after
- * nl_http_unlock. */
+ * without the registry lock, then swaps them in. Call from the poller,
+ * after nl_http_unlock and with the instance's engine lock still held, so
+ * that nothing changes the registry meanwhile. */
 void nl_http_update(nl_http *h, const nl_snapshot_set *set, int64_t poll_ns);
 
 /* Records a failed poll (why: one line) for /healthz; the documents of the

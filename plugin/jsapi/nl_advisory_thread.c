@@ -1,5 +1,6 @@
 /* nl_advisory_thread.c: the advisory path of one instance (see
  * nl_advisory_thread.h). */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include "nl_advisory_thread.h"
 
 #include "nl_advisory_subscribe.h"
@@ -15,7 +16,9 @@
 struct nl_advisory_thread {
   nl_advisory_queue *q;
   nl_adv_feed_fn feed;
+  nl_adv_idle_fn idle;
   void *ud;
+  size_t cap; /* Records the queue holds. */
   pthread_t thread;
   bool running;
   bool subscribed;
@@ -24,12 +27,16 @@ struct nl_advisory_thread {
   pthread_mutex_t feed_lock;
 };
 
-/* Takes and feeds batches until the queue is empty. Returns how many. */
-static size_t feed_all(nl_advisory_thread *r) {
+/* Takes and feeds batches until the queue is empty or max records were
+ * fed (a queue that fills as fast as it is fed must not keep the caller).
+ * Returns how many. */
+static size_t feed_all(nl_advisory_thread *r, size_t max) {
   nl_advisory batch[BATCH];
   size_t total = 0, n;
   pthread_mutex_lock(&r->feed_lock);
-  while ((n = nl_advisory_queue_take(r->q, batch, BATCH)) > 0) {
+  while (total < max &&
+         (n = nl_advisory_queue_take(
+              r->q, batch, max - total < BATCH ? max - total : BATCH)) > 0) {
     r->feed(r->ud, batch, n);
     total += n;
   }
@@ -39,21 +46,26 @@ static size_t feed_all(nl_advisory_thread *r) {
 
 static void *run(void *arg) {
   nl_advisory_thread *r = arg;
-  while (nl_advisory_queue_wait(r->q, 1000))
-    feed_all(r);
+  while (nl_advisory_queue_wait(r->q, 1000)) {
+    feed_all(r, r->cap);
+    if (r->idle != NULL)
+      r->idle(r->ud); /* Outside feed_lock: a drain never waits for it. */
+  }
   return NULL;
 }
 
 nl_advisory_thread *nl_advisory_thread_start(size_t cap, nl_adv_feed_fn feed,
-                                             void *ud, char *err,
-                                             size_t errlen) {
+                                             nl_adv_idle_fn idle, void *ud,
+                                             char *err, size_t errlen) {
   nl_advisory_thread *r = calloc(1, sizeof(*r));
   if (r == NULL || (r->q = nl_advisory_queue_create(cap)) == NULL) {
     free(r);
     snprintf(err, errlen, "out of memory");
     return NULL;
   }
+  r->cap = cap;
   r->feed = feed;
+  r->idle = idle;
   r->ud = ud;
   pthread_mutex_init(&r->feed_lock, NULL);
   int rc = pthread_create(&r->thread, NULL, run, r);
@@ -63,6 +75,7 @@ nl_advisory_thread *nl_advisory_thread_start(size_t cap, nl_adv_feed_fn feed,
     return NULL;
   }
   r->running = true;
+  pthread_setname_np(r->thread, "nats_lens_adv"); /* Shown by ps and top. */
   return r;
 }
 
@@ -75,7 +88,7 @@ int nl_advisory_thread_subscribe(nl_advisory_thread *r, nl_transport *t,
 }
 
 size_t nl_advisory_thread_drain(nl_advisory_thread *r) {
-  return r ? feed_all(r) : 0;
+  return r ? feed_all(r, r->cap) : 0;
 }
 
 void nl_advisory_thread_stop(nl_advisory_thread *r) {

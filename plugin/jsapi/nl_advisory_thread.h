@@ -5,8 +5,10 @@
  * thread that waits on the queue and hands each batch to a feed function at
  * once, so that what an advisory proves is reported well within one poll
  * interval. The feed function must do its own locking against the poller (the
- * engine is not thread-safe); the poller can also drain the queue itself
- * with nl_advisory_thread_drain. No collectd calls. */
+ * engine is not thread-safe) and must not wait on the network; the poller
+ * can also drain the queue itself with nl_advisory_thread_drain. Slow work
+ * (requests to the server) goes in the idle function, which only the
+ * thread calls, with no lock of this file held. No collectd calls. */
 #ifndef NL_ADVISORY_THREAD_H
 #define NL_ADVISORY_THREAD_H
 
@@ -17,20 +19,27 @@
  * nl_advisory_thread_drain. */
 typedef void (*nl_adv_feed_fn)(void *ud, const nl_advisory *a, size_t n);
 
+/* Called on the runner's thread after each batch and at least once a
+ * second; may make network requests. */
+typedef void (*nl_adv_idle_fn)(void *ud);
+
 typedef struct nl_advisory_thread nl_advisory_thread;
 
-/* Creates the queue (cap records) and starts the thread calling feed.
- * Returns NULL (reason in err) on failure. */
+/* Creates the queue (cap records) and starts the thread calling feed and
+ * idle (which may be NULL). Returns NULL (reason in err) on failure. */
 nl_advisory_thread *nl_advisory_thread_start(size_t cap, nl_adv_feed_fn feed,
-                                             void *ud, char *err,
-                                             size_t errlen);
+                                             nl_adv_idle_fn idle, void *ud,
+                                             char *err, size_t errlen);
 
 /* Subscribes on t unless done already (t must be connected). Returns 0, or
  * -1 with a reason in err; a failed subscription is not retried. */
 int nl_advisory_thread_subscribe(nl_advisory_thread *r, nl_transport *t,
                                  char *err, size_t errlen);
 
-/* Feeds whatever is queued now, on the caller's thread. Returns how many. */
+/* Feeds what is queued now, on the caller's thread, at most one queue's
+ * worth (so a queue filled as fast as it is fed cannot keep the caller),
+ * waiting only for a batch the thread is feeding, never for its idle work.
+ * Returns how many. */
 size_t nl_advisory_thread_drain(nl_advisory_thread *r);
 
 /* Stops the thread (waits for it); feed is not called any more. The queue

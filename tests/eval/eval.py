@@ -586,7 +586,7 @@ class CaseRunner:
     def observed(self, streams):
         """Records what the plugin saw of a mix case: the polls that listed
         its streams, the consumers it held values of, and the polls in
-        which they had deliveries (the pattern really ran)."""
+        which their deliveries rose (the pattern really ran)."""
         polls, consumers, busy = 0, set(), 0
         for stream in streams:
             polls = max(polls, len(self.env.csv_rows(stream, "count",
@@ -596,9 +596,12 @@ class CaseRunner:
             for f in glob.glob(os.path.join(d, "nats_lens_delivered-*")):
                 name = os.path.basename(f)[len("nats_lens_delivered-"):]
                 consumers.add(name.rsplit("-", 3)[0])
+            # nats_lens_delivered is a counter (CSV keeps its value): a
+            # busy poll is one in which it rose.
             for name in consumers:
-                busy += sum(1 for _, v in self.env.csv_rows(
-                    stream, "nats_lens_delivered", name) if v > 0)
+                rows = self.env.csv_rows(stream, "nats_lens_delivered", name)
+                busy += sum(1 for (_, a), (_, b) in zip(rows, rows[1:])
+                            if b > a)
         self.res.update({"polls_seen": polls, "consumers_seen":
                          len(consumers), "polls_with_deliveries": busy,
                          "must_be_busy": self.case.mix_busy})

@@ -68,6 +68,8 @@ static const char *usage_text =
     "  watch STREAM CONSUMER [--interval SECONDS] [--count N]\n"
     "  record SUBJECT [--count N] [--out FILE] [--duration SECONDS]\n"
     "  request SUBJECT [BODY]            (raw API request, prints the reply)\n"
+    "  churn STREAM --duration SECONDS   (ephemeral consumers created and\n"
+    "                                     deleted as fast as possible)\n"
     "  respond SUBJECT (--reply JSON | --reply-file FILE) [--delay-ms MS]\n"
     "      [--duration SECONDS] [--count N]  (answers requests on SUBJECT,\n"
     "                                        wildcards allowed)\n"
@@ -704,6 +706,9 @@ static int cmd_publish(void) {
   int64_t size = opt_ll("--size", 32);
   if (count < 0 || size < 0 || size > 8 * 1024 * 1024 || rate < 0)
     die(2, "publish: bad --count, --size or --rate");
+  /* A paced run lasts count / rate: the watchdog allows that and a minute. */
+  if (rate > 0)
+    alarm((unsigned)((double)count / rate) + 60);
   connect_server();
   char *payload = malloc((size_t)size + 64);
   if (!payload)
@@ -1010,6 +1015,10 @@ static void *push_worker(void *arg) {
     pthread_mutex_unlock(&run.push_mu);
     if (s == NATS_TIMEOUT)
       continue;
+    /* Reconnects are off: a closed connection never comes back, so end
+     * (as a pull worker does) and let whoever runs this start it again. */
+    if (s == NATS_CONNECTION_CLOSED || s == NATS_INVALID_SUBSCRIPTION)
+      die(1, "worker %d: %s", id, natsStatus_GetText(s));
     if (s != NATS_OK) {
       fprintf(stderr, "nl-inject: worker %d: %s\n", id, natsStatus_GetText(s));
       sleep_ms(100);
@@ -1273,6 +1282,43 @@ static int cmd_request(void) {
   return 0;
 }
 
+/* churn: creates ephemeral consumers on STREAM and deletes each at once,
+ * as fast as the server answers, for --duration seconds (the consumer
+ * churn of request-reply services); prints how many were created. */
+static int cmd_churn(void) {
+  check_args("--duration", 2, 2);
+  const char *stream = args.pos[1];
+  double duration = opt_double("--duration", 0);
+  if (duration <= 0 || duration > 600)
+    die(2, "churn: --duration must be between 0 and 600 seconds");
+  alarm((unsigned)duration + 30);
+  connect_server();
+  char subj[SUBJ_MAX], body[SUBJ_MAX + 128];
+  subjf(subj, "$JS.API.CONSUMER.CREATE.%s", stream);
+  snprintf(body, sizeof(body),
+           "{\"stream_name\":\"%s\",\"config\":{\"ack_policy\":"
+           "\"explicit\",\"deliver_policy\":\"new\","
+           "\"inactive_threshold\":5000000000}}",
+           stream);
+  int64_t end = mono_ms() + (int64_t)(duration * 1000), created = 0;
+  while (mono_ms() < end) {
+    json_object *reply = js_request(subj, body, NULL);
+    const char *name = reply ? jstr(jobj(reply, "config"), "name", NULL) : NULL;
+    if (name == NULL)
+      name = reply ? jstr(reply, "name", NULL) : NULL;
+    if (name != NULL) {
+      created++;
+      char del[SUBJ_MAX];
+      subjf(del, "$JS.API.CONSUMER.DELETE.%s.%s", stream, name);
+      char *text = raw_request(del, "");
+      free(text);
+    }
+    json_object_put(reply);
+  }
+  printf("churn %s created=%" PRId64 "\n", stream, created);
+  return 0;
+}
+
 /* Reads a whole file into a malloc'd string; exits 2 when it cannot. */
 static char *read_file(const char *path) {
   FILE *f = fopen(path, "rb");
@@ -1361,6 +1407,7 @@ int main(int argc, char **argv) {
               {"watch", cmd_watch},
               {"record", cmd_record},
               {"request", cmd_request},
+              {"churn", cmd_churn},
               {"respond", cmd_respond}};
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
     if (strcmp(args.pos[0], cmds[i].name) != 0)

@@ -45,6 +45,7 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_config_classes_follow_audit)                                          \
   X(test_interest_no_consumers)                                                \
   X(test_interest_stream_before_its_consumers_is_silent)                       \
+  X(test_interest_consumer_reset_is_not_a_drop)                                \
   X(test_single_replica_and_unobservable)                                      \
   X(test_push_unbound)                                                         \
   X(test_retention_risk_forecast)                                              \
@@ -107,6 +108,7 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_nak_storm_needs_two_intervals)                                        \
   X(test_transient_nak_is_not_a_storm)                                         \
   X(test_missing_progress_long_task)                                           \
+  X(test_gap_starts_a_new_regime)                                              \
   X(test_overlapping_long_tasks_are_missing_progress)                          \
   X(test_slow_processing_with_standing_floor_is_ack_wait)                      \
   X(test_max_pending_throttle)                                                 \

@@ -418,6 +418,25 @@ void test_missing_progress_long_task(void) {
   sim_free(&s);
 }
 
+/* The same long task with a gap in what the polls saw at poll 4 (the
+ * connection to the server lost and made again, as after a restart): what
+ * was seen before the gap no longer counts: the first ack after it starts
+ * the stuck period again, and the finding waits for another 2 x ack_wait
+ * of it (poll 9, not 6). */
+void test_gap_starts_a_new_regime(void) {
+  sim s;
+  long_task_init(&s, 0);
+  for (int i = 0; i < 10; i++) {
+    if (i == 3)
+      nl_engine_gap(s.engine, s.t);
+    long_task_step(&s, 5, i % 2, 2);
+  }
+  CHECK(sim_active(&s, NL_MISSING_PROGRESS));
+  CHECK_EQ_U(s.first_onset_poll[NL_MISSING_PROGRESS], 9);
+  CHECK(!sim_active(&s, NL_ACK_WAIT_VIOLATION));
+  sim_free(&s);
+}
+
 void test_overlapping_long_tasks_are_missing_progress(void) {
   /* ack_wait 2 s, 30 messages a second, a long task every 3 s that runs
    * 7 s: the floor moves from one long task to the next every 3 s, so no
