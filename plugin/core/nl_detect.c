@@ -90,8 +90,10 @@ static double recommend_ack_wait_s(const nl_consumer_state *st,
 }
 
 /* NAK_STORM: in each of the last n intervals, more redeliveries than
- * ack_wait expiry can explain, at least the minimum, and the floor standing.
- */
+ * ack_wait expiry can explain, at least the minimum, more than the
+ * messages outstanding (so some message came back more than once: a loop,
+ * not each message retried once after a NAK with a delay), and the floor
+ * standing. */
 static bool detect_nak_storm(const nl_consumer_state *st,
                              const nl_consumer_snap *c,
                              const nl_detect_params *p, nl_finding *f) {
@@ -102,11 +104,16 @@ static bool detect_nak_storm(const nl_consumer_state *st,
       nl_nak_loop_bounded(c->max_deliver))
     return false;
   uint64_t sum = 0;
-  nl_past_sample s;
+  nl_past_sample s, before;
   for (unsigned k = 0; k < n; k++) {
     nl_state_past(st, k, &s);
+    nl_state_past(st, k + 1, &before);
+    uint32_t outstanding = s.num_ack_pending > before.num_ack_pending
+                               ? s.num_ack_pending
+                               : before.num_ack_pending;
     if (!s.beyond_expiry || s.floor_moved ||
-        s.redeliveries < p->nak_storm_min_redeliveries)
+        s.redeliveries < p->nak_storm_min_redeliveries ||
+        s.redeliveries <= outstanding)
       return false;
     sum += s.redeliveries;
   }

@@ -727,6 +727,10 @@ static int cmd_publish(void) {
     natsMsg *reply = NULL;
     natsStatus s =
         natsConnection_Request(&reply, g_nc, subject, payload, n, g_timeout_ms);
+    /* Reconnects are off: a closed connection never comes back, so even
+     * --keep-going ends, and whoever runs this can start it again. */
+    if (s == NATS_CONNECTION_CLOSED)
+      die(1, "publish %s #%" PRId64 ": %s", subject, i, natsStatus_GetText(s));
     if (s != NATS_OK) {
       publish_failed(
           keep_going, &failed, "publish %s #%" PRId64 ": %s%s", subject, i,

@@ -41,6 +41,7 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_max_deliver_exhausted_polled_lower_bound)                             \
   X(test_nak_storm_from_advisories)                                            \
   X(test_bounded_nak_loop_is_not_a_storm)                                      \
+  X(test_retry_wave_is_not_a_storm)                                            \
   X(test_deleted_advisory_clears_at_once)                                      \
   X(test_config_classes_follow_audit)                                          \
   X(test_interest_no_consumers)                                                \

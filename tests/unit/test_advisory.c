@@ -381,6 +381,38 @@ static unsigned bounded_loop_onsets(int64_t max_deliver) {
   return n;
 }
 
+/* After a server restart a consumer can come back with its ack floor at 0
+ * and its 10 outstanding messages each NAKed once with a delay and
+ * redelivered (NAK advisories explain all of them) while the floor waits:
+ * each message came back once per interval, not in a loop, so it is not a
+ * storm; 4 poison messages cycling 10 times each per interval are. */
+static unsigned retry_wave_onsets(unsigned per_message) {
+  world w;
+  world_init(&w, false);
+  nl_stream_snap *s = add_stream(&w, "NW");
+  s->last_seq = 10;
+  nl_consumer_snap *c = add_consumer(&w, 0, "retry");
+  c->delivered_stream_seq = 10;
+  c->delivered_consumer_seq = 10;
+  c->num_ack_pending = 10;
+  world_poll(&w);
+  for (int i = 0; i < 5; i++) {
+    unsigned r = per_message == 1 ? 10 : 4 * per_message;
+    for (unsigned k = 0; k < r; k++)
+      world_advise(&w, NL_ADV_NAK, "NW", "retry", 1 + k % 10, 2);
+    c->delivered_consumer_seq += r;
+    world_poll(&w);
+  }
+  unsigned n = w.onsets[NL_NAK_STORM];
+  nl_engine_free(w.engine);
+  return n;
+}
+
+void test_retry_wave_is_not_a_storm(void) {
+  CHECK_EQ_U(retry_wave_onsets(1), 0);
+  CHECK_EQ_U(retry_wave_onsets(10), 1);
+}
+
 void test_bounded_nak_loop_is_not_a_storm(void) {
   CHECK_EQ_U(bounded_loop_onsets(3), 0);
   CHECK_EQ_U(bounded_loop_onsets(-1), 1);
