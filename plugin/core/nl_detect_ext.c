@@ -443,7 +443,7 @@ void nl_ext_detect_consumer(nl_consumer_state *st, const nl_consumer_snap *c,
   }
   active[NL_RETENTION_RISK] =
       !active[NL_SEQUENCE_GAP] &&
-      nl_retention_detect(st, c, s, p, &fc, now_ns, &out[NL_RETENTION_RISK]);
+      nl_retention_detect(st, c, s, p, &fc, &out[NL_RETENTION_RISK]);
   if (ctx != NULL && ctx->scratch != NULL)
     nl_ext_detect_config(st, ctx, p, active, out);
 }

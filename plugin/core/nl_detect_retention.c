@@ -142,7 +142,7 @@ static void retention_fix(const nl_consumer_state *st, const nl_stream_snap *s,
 
 bool nl_retention_detect(nl_consumer_state *st, const nl_consumer_snap *c,
                          const nl_stream_snap *s, const nl_detect_params *p,
-                         const nl_forecast *fc, int64_t now_ns, nl_finding *f) {
+                         const nl_forecast *fc, nl_finding *f) {
   const nl_finding *held = st->active[NL_RETENTION_RISK];
   double horizon = p->retention_horizon_s;
   /* Raised under the horizon; present, once raised, under the wider

@@ -70,6 +70,6 @@ nl_forecast nl_retention_observe(nl_consumer_state *st,
  * present. */
 bool nl_retention_detect(nl_consumer_state *st, const nl_consumer_snap *c,
                          const nl_stream_snap *s, const nl_detect_params *p,
-                         const nl_forecast *fc, int64_t now_ns, nl_finding *f);
+                         const nl_forecast *fc, nl_finding *f);
 
 #endif
