@@ -1,6 +1,7 @@
 # nats-lens: a collectd read-plugin that finds JetStream delivery mistakes.
 #   make            build plugin/nats_lens.so
 #   make test       unit and integration tests (ends with "N passed, N failed")
+#   make mutate     the mutation check: every rule it breaks fails a unit test
 #   make deb        the Debian package (packaging/build/*.deb)
 #   make eval       the evaluation: coverage and latency per class and
 #                   client language, written to results/eval.md
@@ -14,7 +15,7 @@ WARN := -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation
 BASE_CFLAGS := -std=gnu11 -fPIC $(WARN) -DNL_VERSION='"$(VERSION)"'
 PLUGIN_CFLAGS := -DHAVE_CONFIG_H -I$(COLLECTD_INC) -I$(COLLECTD_INC)/core \
 	-I$(COLLECTD_INC)/core/daemon
-LIBS := -lnats -ljson-c -lcrypto -lpthread
+LIBS := -lnats -ljson-c -lcrypto -lpthread -lm
 
 BUILD := build
 PLUGIN := plugin/nats_lens.so
@@ -74,7 +75,7 @@ UNIT_BIN := $(BUILD)/unit_tests
 INJECT := tests/tools/nl-inject
 
 .PHONY: bench all test unit integration demo clean format check-format \
-	check-layers fuzz fuzz-build
+	check-layers fuzz fuzz-build mutate
 
 # nats-lens-check, the one-shot audit command (cli/), linked with the same
 # core as the plugin. With SANITIZE=1 it is built into build/san and the
@@ -148,6 +149,12 @@ unit: $(UNIT_BIN)
 
 test: $(PLUGIN) $(CHECK) $(UNIT_BIN) $(INJECT)
 	$(TEST_ENV) tests/run_all.sh
+
+# The mutation check: breaks rules of the core one at a time (a consumer
+# skipped, a comparison turned round, a clearing dropped) and fails unless
+# a unit test fails for each (tests/mutate.py; make test runs it too).
+mutate:
+	python3 tests/mutate.py
 
 # Fails when a file includes a header of a layer above its own, or a
 # library its layer must not use (tests/check_layers.sh says which).

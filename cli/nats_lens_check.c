@@ -12,6 +12,7 @@
 #include "core/nl_expect.h"
 #include "jsapi/nl_poll.h"
 #include "jsapi/nl_transport.h"
+#include "jsapi/nl_transport_check.h"
 #include "nlc_options.h"
 #include "nlc_report.h"
 
@@ -58,45 +59,10 @@ static const char *join_urls(const nlc_options *o, char *buf, size_t len) {
   return buf;
 }
 
-/* Removes cnats' source locations ("(conn.c:2088): ") from an error. */
-static void tidy(char *err) {
-  char *p;
-  while ((p = strstr(err, ".c:")) != NULL) {
-    char *open = p;
-    while (open > err && *open != '(')
-      open--;
-    char *close = strstr(p, "): ");
-    if (*open != '(' || close == NULL)
-      return;
-    memmove(open, close + 3, strlen(close + 3) + 1);
-  }
-}
-
-/* Returns 0 when every file option names a readable file, else reports
- * and returns NLC_UNKNOWN. */
-static int check_files(const nlc_options *o) {
-  const struct {
-    const char *option, *path;
-  } files[] = {{"--creds", o->creds},
-               {"--nkey", o->nkey},
-               {"--tls-ca", o->tls_ca},
-               {"--tls-cert", o->tls_cert},
-               {"--tls-key", o->tls_key}};
-  for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-    if (files[i].path != NULL && access(files[i].path, R_OK) != 0) {
-      char what[600];
-      snprintf(what, sizeof(what), "%s %.500s", files[i].option, files[i].path);
-      return fail(o, "cannot read %s: %s", what, strerror(errno));
-    }
-  return 0;
-}
-
 /* Connects, explaining authentication failures apart from unreachable
  * servers. Returns 0, or NLC_UNKNOWN after reporting. */
 static int connect_server(const nlc_options *o, nl_transport **t,
                           const char *servers) {
-  if (check_files(o) != 0)
-    return NLC_UNKNOWN;
   nl_transport_config tc = {
       .urls = (const char *const *)o->urls,
       .n_urls = o->n_urls,
@@ -111,16 +77,18 @@ static int connect_server(const nlc_options *o, nl_transport **t,
       .tls_cert_file = o->tls_cert,
       .tls_key_file = o->tls_key,
   };
+  static const nl_transport_names names = {
+      "",        "",       "--server", "--user",     "--password", "--token",
+      "--creds", "--nkey", "--tls-ca", "--tls-cert", "--tls-key"};
   char err[512];
-  if (nl_transport_create(&tc, t, err, sizeof(err)) != 0) {
-    tidy(err);
+  if (nl_transport_config_check(&tc, &names, err, sizeof(err)) != 0)
+    return fail(o, "%s%s", err, NULL);
+  if (nl_transport_create(&tc, t, err, sizeof(err)) != 0)
     return fail(o, "cannot set up the connection: %s%s", err, NULL);
-  }
-  if (nl_transport_connect(*t, err, sizeof(err)) == 0)
+  int status = nl_transport_connect(*t, err, sizeof(err));
+  if (status == NL_TRANSPORT_OK)
     return 0;
-  tidy(err);
-  if (strstr(err, "uthorization") != NULL ||
-      strstr(err, "uthentication") != NULL || strstr(err, "AUTH") != NULL)
+  if (status == NL_TRANSPORT_AUTH)
     return fail(o,
                 "authentication failed at %s: %s (check --user/--password, "
                 "--token, --creds or --nkey)",
@@ -131,12 +99,12 @@ static int connect_server(const nlc_options *o, nl_transport **t,
 /* Explains a failed poll: the stream list could not be read. */
 static int poll_failed(const nlc_options *o, const nl_poll_stats *stats) {
   const char *e = stats->first_error;
-  if (strstr(e, "no responders") != NULL)
+  if (stats->first_status == NL_TRANSPORT_NO_JETSTREAM)
     return fail(o,
                 "JetStream is not available: %s (is the server started with "
                 "JetStream, and is it enabled for this account?)",
                 e, NULL);
-  if (strstr(e, "no reply") != NULL)
+  if (stats->first_status == NL_TRANSPORT_TIMEOUT)
     return fail(o,
                 "the JetStream API did not answer: %s (JetStream may be "
                 "disabled for this account, or the user may lack permission "
@@ -145,34 +113,9 @@ static int poll_failed(const nlc_options *o, const nl_poll_stats *stats) {
   return fail(o, "cannot list the streams: %s%s", e, NULL);
 }
 
-/* The live findings of the engine, as report rows. */
-typedef struct {
-  const nl_stream_select *select;
-  nlc_row *rows;
-  size_t n, cap;
-  bool failed;
-} live_rows;
-
-static void collect_live(nl_consumer_state *st, void *arg) {
-  live_rows *lr = arg;
-  if (!nl_stream_selected(lr->select, st->stream))
-    return;
-  for (int cls = 0; cls < NL_CLASS_COUNT; cls++) {
-    if (st->active[cls] == NULL)
-      continue;
-    if (lr->n == lr->cap) {
-      size_t cap = lr->cap ? 2 * lr->cap : 16;
-      nlc_row *r = realloc(lr->rows, cap * sizeof(*r));
-      if (r == NULL) {
-        lr->failed = true;
-        return;
-      }
-      lr->rows = r;
-      lr->cap = cap;
-    }
-    lr->rows[lr->n++] = (nlc_row){"live", nl_class_name(cls), st->stream,
-                                  st->name, st->active[cls]};
-  }
+/* Whether the stream named stream is selected (o->select). */
+static bool stream_kept(const char *stream, void *select) {
+  return nl_stream_selected(select, stream);
 }
 
 /* Takes the snapshots: one for an audit, o->samples with --watch (each
@@ -226,12 +169,12 @@ static bool use_color(const nlc_options *o) {
 static int report(const nlc_options *o, const char *servers,
                   const nl_snapshot_set *set, nl_engine *e) {
   nl_audit_result audit = {0};
-  live_rows live = {.select = &o->select};
+  nl_active *live = NULL;
+  size_t n_live = 0;
   if (nl_audit_run(set, &o->select, &o->audit, &audit) != 0 ||
-      (e && (nl_registry_each(nl_engine_registry(e), collect_live, &live),
-             live.failed))) {
+      (e && nl_engine_active(e, stream_kept, (void *)&o->select, &live,
+                             &n_live) != 0)) {
     nl_audit_result_free(&audit);
-    free(live.rows);
     return fail(o, "out of memory%s%s", "", NULL);
   }
   nlc_report r = {.server = servers,
@@ -242,18 +185,19 @@ static int report(const nlc_options *o, const char *servers,
     r.streams += nl_stream_selected(&o->select, set->streams[i].name);
   for (size_t i = 0; i < set->n_consumers; i++)
     r.consumers += nl_stream_selected(&o->select, set->consumers[i].stream);
-  r.rows = calloc(audit.n + live.n + 1, sizeof(*r.rows));
+  r.rows = calloc(audit.n + n_live + 1, sizeof(*r.rows));
   if (r.rows == NULL) {
     nl_audit_result_free(&audit);
-    free(live.rows);
+    free(live);
     return fail(o, "out of memory%s%s", "", NULL);
   }
   for (size_t i = 0; i < audit.n; i++)
     r.rows[r.n_rows++] = (nlc_row){
         "config", nl_audit_class_name(audit.items[i].cls),
         audit.items[i].stream, audit.items[i].consumer, &audit.items[i].f};
-  for (size_t i = 0; i < live.n; i++)
-    r.rows[r.n_rows++] = live.rows[i];
+  for (size_t i = 0; i < n_live; i++)
+    r.rows[r.n_rows++] = (nlc_row){"live", nl_class_name(live[i].f->cls),
+                                   live[i].stream, live[i].consumer, live[i].f};
   nlc_report_sort(&r);
   int code = nlc_report_exit_code(&r, o->format, o->fail_on);
   if (o->format == NLC_FORMAT_JSON)
@@ -263,7 +207,7 @@ static int report(const nlc_options *o, const char *servers,
   else
     nlc_print_text(stdout, &r, use_color(o));
   free(r.rows);
-  free(live.rows);
+  free(live);
   nl_audit_result_free(&audit);
   return code;
 }

@@ -366,14 +366,6 @@ int nlc_options_parse(int argc, char **argv, nlc_options *o, char *err,
     snprintf(err, errlen, "--samples goes with --watch");
     return NLC_OPTIONS_ERROR;
   }
-  if ((o->tls_cert == NULL) != (o->tls_key == NULL)) {
-    snprintf(err, errlen, "--tls-cert and --tls-key go together");
-    return NLC_OPTIONS_ERROR;
-  }
-  if (o->password != NULL && o->user == NULL) {
-    snprintf(err, errlen, "--password needs --user");
-    return NLC_OPTIONS_ERROR;
-  }
   if (o->n_urls == 0 &&
       add_urls(o, env("NATS_URL") ? env("NATS_URL")
                                   : "nats://127.0.0.1:4222") != 0) {

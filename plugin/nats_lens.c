@@ -66,6 +66,7 @@
 #include "jsapi/nl_advisory_thread.h"
 #include "jsapi/nl_poll.h"
 #include "jsapi/nl_transport.h"
+#include "jsapi/nl_transport_check.h"
 
 #define PLUGIN_NAME "nats_lens"
 #define LOG_PREFIX PLUGIN_NAME " plugin: "
@@ -320,19 +321,6 @@ static int config_values_limit(oconfig_item_t *ci, nl_instance *inst) {
   return 0;
 }
 
-/* Checks one URL for a scheme cnats accepts. */
-static int check_url(const char *inst, const char *url) {
-  static const char *const schemes[] = {"nats://", "tls://", "ws://", "wss://"};
-  for (size_t i = 0; i < STATIC_ARRAY_SIZE(schemes); i++)
-    if (strncmp(url, schemes[i], strlen(schemes[i])) == 0 &&
-        url[strlen(schemes[i])] != '\0')
-      return 0;
-  ERROR(LOG_PREFIX "Instance \"%s\": option URL \"%s\" is not a NATS URL "
-                   "(nats://host:port or tls://host:port).",
-        inst, url);
-  return -1;
-}
-
 /* Parses the options of one Instance block into inst. */
 static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
   int status = 0;
@@ -341,8 +329,6 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
     const char *key = child->key;
     if (strcasecmp("URL", key) == 0) {
       status = config_append(child, &inst->urls, &inst->n_urls);
-      if (status == 0)
-        status = check_url(inst->name, inst->urls[inst->n_urls - 1]);
     } else if (strcasecmp("Stream", key) == 0)
       status =
           config_append(child, &inst->select.include, &inst->select.n_include);
@@ -426,40 +412,6 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
   return status;
 }
 
-/* Checks that the authentication options of inst fit together and that the
- * credentials file can be read. Returns 0, or -1 after logging why (naming
- * the options and the instance; never a secret). */
-static int config_check_auth(const nl_instance *inst) {
-  static const char *const names[] = {"User", "Token", "Credentials",
-                                      "NKeySeed"};
-  const void *set[] = {inst->user, inst->token, inst->credentials,
-                       inst->nkey_seed};
-  for (size_t i = 0; i < STATIC_ARRAY_SIZE(names); i++)
-    for (size_t j = i + 1; j < STATIC_ARRAY_SIZE(names); j++)
-      if (set[i] != NULL && set[j] != NULL) {
-        ERROR(LOG_PREFIX "Instance \"%s\": options %s and %s exclude each "
-                         "other (use one way to authenticate).",
-              inst->name, names[i], names[j]);
-        return -1;
-      }
-  if (inst->password != NULL && inst->user == NULL) {
-    ERROR(LOG_PREFIX "Instance \"%s\": option Password needs option User.",
-          inst->name);
-    return -1;
-  }
-  const char *files[] = {inst->credentials, inst->nkey_seed, inst->tls_ca,
-                         inst->tls_cert, inst->tls_key};
-  static const char *const file_opts[] = {"Credentials", "NKeySeed", "TLSCA",
-                                          "TLSCert", "TLSKey"};
-  for (size_t i = 0; i < STATIC_ARRAY_SIZE(files); i++)
-    if (files[i] != NULL && access(files[i], R_OK) != 0) {
-      ERROR(LOG_PREFIX "Instance \"%s\": option %s: cannot read \"%s\": %s.",
-            inst->name, file_opts[i], files[i], STRERRNO);
-      return -1;
-    }
-  return 0;
-}
-
 static int nl_read(user_data_t *ud);
 static void feed_advisories(void *ud, const nl_advisory *a, size_t n);
 static void refresh_pending(void *ud);
@@ -506,17 +458,6 @@ static int config_instance(oconfig_item_t *ci) {
     instance_free(inst);
     return -1;
   }
-  if ((inst->tls_cert == NULL) != (inst->tls_key == NULL)) {
-    ERROR(LOG_PREFIX "Instance \"%s\": options TLSCert and TLSKey go "
-                     "together.",
-          inst->name);
-    instance_free(inst);
-    return -1;
-  }
-  if (config_check_auth(inst) != 0) {
-    instance_free(inst);
-    return -1;
-  }
   nl_transport_config tc = {
       .urls = (const char *const *)inst->urls,
       .n_urls = inst->n_urls,
@@ -532,8 +473,12 @@ static int config_instance(oconfig_item_t *ci) {
       .tls_key_file = inst->tls_key,
       .inbox_prefix = inst->inbox_prefix,
   };
+  static const nl_transport_names names = {
+      "option ",     "options ", "URL",   "User",    "Password", "Token",
+      "Credentials", "NKeySeed", "TLSCA", "TLSCert", "TLSKey"};
   char err[512];
-  if (nl_transport_create(&tc, &inst->transport, err, sizeof(err)) != 0) {
+  if (nl_transport_config_check(&tc, &names, err, sizeof(err)) != 0 ||
+      nl_transport_create(&tc, &inst->transport, err, sizeof(err)) != 0) {
     ERROR(LOG_PREFIX "Instance \"%s\": %s.", inst->name, err);
     instance_free(inst);
     return -1;
@@ -1073,10 +1018,11 @@ static void feed_advisories(void *ud, const nl_advisory *a, size_t n) {
   transition_list_free(&held);
 }
 
-/* Dispatches the advisory counts: received, dropped (queue full) and
- * rejected (unreadable); and the created consumers waiting to be read and
- * those left to the next poll (their queue full). */
-static void submit_advisory_counts(const read_ctx *rc) {
+/* Dispatches the advisory counts: received, dropped (queue full), rejected
+ * (unreadable) and contradicted (claims the polls refuted, counted by the
+ * engine); and the created consumers waiting to be read and those left to
+ * the next poll (their queue full). */
+static void submit_advisory_counts(const read_ctx *rc, uint64_t contradicted) {
   if (rc->inst->adv == NULL)
     return;
   nl_advisory_queue_counts c;
@@ -1085,6 +1031,8 @@ static void submit_advisory_counts(const read_ctx *rc) {
   submit_derive(rc, rc->inst->name, "derive", "advisories_dropped", c.dropped);
   submit_derive(rc, rc->inst->name, "derive", "advisories_rejected",
                 c.rejected);
+  submit_derive(rc, rc->inst->name, "derive", "advisories_contradicted",
+                contradicted);
   pthread_mutex_lock(&rc->inst->created_lock);
   size_t pending = rc->inst->n_created;
   uint64_t dropped = rc->inst->created_dropped;
@@ -1183,8 +1131,10 @@ static int nl_read(user_data_t *ud) {
   publish_result(inst, sent, err);
   pthread_mutex_unlock(&inst->send_lock);
   uint64_t onsets = nl_onset_rate_last_hour(&inst->onsets, now_ns);
+  uint64_t fed, unknown, contradicted;
+  nl_engine_advisory_counts(inst->engine, &fed, &unknown, &contradicted);
   pthread_mutex_unlock(&inst->engine_lock);
-  submit_advisory_counts(&rc);
+  submit_advisory_counts(&rc, contradicted);
   submit_instance(&rc, CDTIME_T_TO_DOUBLE(cdtime() - rc.time), set.n_consumers,
                   set.unobservable + kept, set.n_streams, true, onsets);
   nl_snapshot_set_clear(&set);

@@ -3,7 +3,8 @@
 # closing line "N passed, N failed". Each script prints "PASS name" and
 # "FAIL name: why" lines; a script that exits non-zero without printing a
 # FAIL line counts as one failure. NL_ONLY=pattern runs only matching
-# scripts; NL_SKIP=pattern skips matching scripts.
+# scripts (and the mutation check when "mutate" matches); NL_SKIP=pattern
+# skips matching scripts.
 set -u
 cd "$(dirname "$0")/.."
 passed=0
@@ -28,6 +29,18 @@ echo "== unit tests"
 rc=$?
 cat "$log"
 count "$rc" unit
+
+# The mutation check (make mutate): each rule of the core it breaks must
+# make a unit test fail.
+if [ -z "${NL_ONLY:-}" ] || [[ mutate == *${NL_ONLY}* ]]; then
+  echo "== mutate"
+  start=$(date +%s)
+  timeout 1200 python3 tests/mutate.py >"$log" 2>&1
+  rc=$?
+  cat "$log"
+  echo "# mutate took $(($(date +%s) - start)) s"
+  count "$rc" mutate
+fi
 
 for script in tests/integration/test_*.sh; do
   name=$(basename "$script" .sh)

@@ -109,9 +109,8 @@ static nl_finding *add(audit_run *a, nl_audit_class cls, nl_severity sev,
 /* Shell words for a fix command: the stream, the consumer, and a new
  * consumer or stream name built from them. */
 typedef struct {
-  char stream[NL_TEXT_MAX];
-  char consumer[NL_TEXT_MAX];
-  char derived[NL_TEXT_MAX];
+  nl_shell_names n;
+  char derived[NL_SHELL_NAME_MAX];
 } words;
 
 /* Fills w with the quoted stream and consumer (NULL for none) and with
@@ -120,8 +119,7 @@ typedef struct {
 static void quote(const char *stream, const char *consumer,
                   const char *derived_fmt, words *w) {
   char derived[2 * NL_NAME_MAX + 32];
-  nl_shell_word(stream, w->stream, sizeof(w->stream));
-  nl_shell_word(consumer ? consumer : "", w->consumer, sizeof(w->consumer));
+  nl_shell_names_of(stream, consumer, &w->n);
   snprintf(derived, sizeof(derived), derived_fmt ? derived_fmt : "%s%.0s",
            stream, consumer ? consumer : "");
   nl_shell_word(derived, w->derived, sizeof(w->derived));
@@ -146,14 +144,14 @@ static void rule_ack_none(audit_run *a, const nl_consumer_snap *c) {
            "message as done when it sends it, so a message whose worker "
            "crashes or fails is lost (at-most-once delivery)");
   snprintf(f->fix_command, sizeof(f->fix_command),
-           "nats consumer copy %s %s %s --ack explicit", w.stream, w.consumer,
-           w.derived);
+           "nats consumer copy %s %s %s --ack explicit", w.n.stream,
+           w.n.consumer, w.derived);
   snprintf(f->recommendation, sizeof(f->recommendation),
            "ack_policy explicit; the ack policy of a consumer cannot be "
            "changed: create the explicit-ack copy, choose its start "
            "(--deliver) so no message is skipped, move the workers to it "
            "and remove the old consumer (nats consumer rm %s %s)",
-           w.stream, w.consumer);
+           w.n.stream, w.n.consumer);
 }
 
 /* ACK_ALL_PARALLEL: ack_policy all where several messages can be processed
@@ -198,14 +196,14 @@ static void rule_ack_all(audit_run *a, const nl_consumer_snap *c,
              c->push ? "push" : "pull",
              c->max_ack_pending > 0 ? "several" : "unlimited");
   snprintf(f->fix_command, sizeof(f->fix_command),
-           "nats consumer copy %s %s %s --ack explicit", w.stream, w.consumer,
-           w.derived);
+           "nats consumer copy %s %s %s --ack explicit", w.n.stream,
+           w.n.consumer, w.derived);
   snprintf(f->recommendation, sizeof(f->recommendation),
            "ack_policy explicit (it cannot be changed in place: create the "
            "copy, move the workers, remove the old consumer); or keep one "
            "message outstanding at a time with nats consumer edit %s %s "
            "--max-pending 1",
-           w.stream, w.consumer);
+           w.n.stream, w.n.consumer);
 }
 
 /* Returns true when some stream of the set keeps the MAX_DELIVERIES
@@ -276,8 +274,8 @@ static void rule_max_deliver(audit_run *a, const nl_consumer_snap *c,
              "poison message) is redelivered forever, each time taking a "
              "worker and one of the max_ack_pending slots");
     snprintf(f->fix_command, sizeof(f->fix_command),
-             "nats consumer edit %s %s --max-deliver %.0f", w.stream,
-             w.consumer, rec);
+             "nats consumer edit %s %s --max-deliver %.0f", w.n.stream,
+             w.n.consumer, rec);
     snprintf(f->recommendation, sizeof(f->recommendation),
              "max_deliver %.0f, and keep the messages that exhaust it in a "
              "dead-letter stream: %s",
@@ -308,7 +306,7 @@ static void rule_max_deliver(audit_run *a, const nl_consumer_snap *c,
            "replay from it; or raise max_deliver (nats consumer edit %s %s "
            "--max-deliver 5); if the application handles exhausted messages "
            "itself, declare it with nats_lens.dead_letter",
-           w.stream, w.consumer);
+           w.n.stream, w.n.consumer);
 }
 
 /* MAX_ACK_PENDING_TINY: too few messages may be outstanding for the
@@ -361,8 +359,8 @@ static void rule_max_ack_pending(audit_run *a, const nl_consumer_snap *c,
            "of this consumer",
            c->max_ack_pending, why, need);
   snprintf(f->fix_command, sizeof(f->fix_command),
-           "nats consumer edit %s %s --max-pending %" PRId64, w.stream,
-           w.consumer, rec);
+           "nats consumer edit %s %s --max-pending %" PRId64, w.n.stream,
+           w.n.consumer, rec);
   snprintf(f->recommendation, sizeof(f->recommendation),
            "max_ack_pending %" PRId64 " (room for two messages per worker, "
            "at least %" PRId64 "); if workers hold messages without acking, "
@@ -495,13 +493,13 @@ static void audit_consumer(audit_run *a, const nl_consumer_snap *c,
              "messages wait unseen");
     snprintf(f->fix_command, sizeof(f->fix_command),
              "nats consumer copy %s %s %s --heartbeat 5s --flow-control",
-             w.stream, w.consumer, w.derived);
+             w.n.stream, w.n.consumer, w.derived);
     snprintf(f->recommendation, sizeof(f->recommendation),
              "idle_heartbeat 5s with flow control; the server cannot add "
              "heartbeats to an existing consumer: create the copy (give it "
              "its own --target deliver subject), move the subscribers, "
              "then remove the old consumer (nats consumer rm %s %s)",
-             w.stream, w.consumer);
+             w.n.stream, w.n.consumer);
   }
   if (e.bad_key != NULL && rule_on(a, NL_AUDIT_INVALID_EXPECTATION)) {
     nl_finding *f = add(a, NL_AUDIT_INVALID_EXPECTATION, NL_SEVERITY_WARNING,
@@ -516,7 +514,7 @@ static void audit_consumer(audit_run *a, const nl_consumer_snap *c,
              e.bad_key, e.bad_value, e.bad_reason);
     snprintf(f->fix_command, sizeof(f->fix_command),
              "nats consumer edit %s %s --metadata " NL_EXPECT_PREFIX "%s=%s",
-             w.stream, w.consumer, e.bad_key,
+             w.n.stream, w.n.consumer, e.bad_key,
              strcmp(e.bad_key, "workers") == 0          ? "4"
              : strcmp(e.bad_key, "max_processing") == 0 ? "30s"
                                                         : "DLQ");
@@ -555,7 +553,7 @@ static void interest_finding(const nl_stream_snap *s, uint64_t dropped,
   snprintf(f->fix_command, sizeof(f->fix_command),
            "nats consumer add %s worker --pull --ack explicit --deliver all "
            "--max-deliver 5 --defaults",
-           w.stream);
+           w.n.stream);
   snprintf(f->recommendation, sizeof(f->recommendation),
            "create a consumer whose filter matches every published subject "
            "before anything publishes; if messages must be kept while no "
@@ -604,7 +602,7 @@ static void audit_stream(audit_run *a, const nl_stream_snap *s) {
              "are unavailable, and a lost disk loses its messages",
              s->cluster);
     snprintf(f->fix_command, sizeof(f->fix_command),
-             "nats stream edit %s --replicas 3", w.stream);
+             "nats stream edit %s --replicas 3", w.n.stream);
     snprintf(f->recommendation, sizeof(f->recommendation),
              "3 replicas (the cluster needs at least 3 JetStream servers); "
              "the stream's consumers follow its replica count");
@@ -640,7 +638,7 @@ static void rule_unobservable(audit_run *a, const char *name,
                      "reply, or the request failed): those consumers were "
                      "not checked");
   snprintf(f->fix_command, sizeof(f->fix_command), "nats consumer report %s",
-           w.stream);
+           w.n.stream);
   snprintf(f->recommendation, sizeof(f->recommendation),
            "look at the stream's leader and the cluster's health (nats "
            "server report jetstream), then run the check again");

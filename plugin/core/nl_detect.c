@@ -23,50 +23,10 @@ void nl_detect_params_default(nl_detect_params *p) {
   p->config_classes = false;
 }
 
-const char *nl_shell_word(const char *name, char *buf, size_t len) {
-  bool plain = name[0] != '\0';
-  for (const char *p = name; *p && plain; p++)
-    plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-            (*p >= '0' && *p <= '9') || *p == '_' || *p == '-';
-  if (plain) {
-    snprintf(buf, len, "%s", name);
-    return buf;
-  }
-  size_t o = 0;
-  if (len < 3) {
-    if (len)
-      buf[0] = '\0';
-    return buf;
-  }
-  buf[o++] = '\'';
-  for (const char *p = name; *p && o + 5 < len; p++) {
-    if (*p == '\'') {
-      memcpy(buf + o, "'\\''", 4);
-      o += 4;
-    } else {
-      buf[o++] = *p;
-    }
-  }
-  buf[o++] = '\'';
-  buf[o] = '\0';
-  return buf;
-}
-
-/* Fills the shell-quoted stream and consumer names. */
-typedef struct {
-  char stream[2 * NL_NAME_MAX / 4];
-  char consumer[2 * NL_NAME_MAX / 4];
-} names_t;
-
-static void quote_names(const nl_consumer_snap *c, names_t *n) {
-  nl_shell_word(c->stream, n->stream, sizeof(n->stream));
-  nl_shell_word(c->name, n->consumer, sizeof(n->consumer));
-}
-
 void nl_detect_ack_wait_fix(const nl_consumer_snap *c, double ack_wait_s,
                             char *buf, size_t len) {
-  names_t q;
-  quote_names(c, &q);
+  nl_shell_names q;
+  nl_shell_names_of(c->stream, c->name, &q);
   /* With a backoff the server replaces ack_wait by the first step, so
    * --wait alone would change nothing: the same number of steps (max_deliver
    * stays valid), starting at the recommended delay. */
@@ -141,8 +101,8 @@ static bool detect_nak_storm(const nl_consumer_state *st,
       "NAKed and redelivered in a loop without progress",
       dt > 0 ? (double)sum / dt : 0, dt, c->ack_floor_stream_seq,
       c->num_ack_pending, delay > 0 ? (double)c->num_ack_pending / delay : 0);
-  names_t q;
-  quote_names(c, &q);
+  nl_shell_names q;
+  nl_shell_names_of(c->stream, c->name, &q);
   snprintf(f->fix_command, sizeof(f->fix_command),
            "nats consumer edit %s %s --max-deliver %.0f", q.stream, q.consumer,
            rec);
@@ -341,8 +301,8 @@ static bool detect_ack_wait(const nl_consumer_state *st,
 
 void nl_detect_limit_fix(const nl_consumer_snap *c, const nl_stream_snap *s,
                          uint64_t lost_total, nl_finding *f) {
-  names_t q;
-  quote_names(c, &q);
+  nl_shell_names q;
+  nl_shell_names_of(c->stream, c->name, &q);
   if (s->max_msgs > 0 && s->msgs * 10 >= (uint64_t)s->max_msgs * 9) {
     uint64_t rec = (uint64_t)s->max_msgs + lost_total + c->num_pending;
     if (rec < 2 * (uint64_t)s->max_msgs)
@@ -438,8 +398,8 @@ static bool detect_max_pending(const nl_consumer_snap *c, nl_finding *f) {
            "%" PRId64 ", while %" PRIu64 " more are waiting: the server has "
            "stopped delivering to this consumer",
            c->num_ack_pending, c->max_ack_pending, c->num_pending);
-  names_t q;
-  quote_names(c, &q);
+  nl_shell_names q;
+  nl_shell_names_of(c->stream, c->name, &q);
   snprintf(f->fix_command, sizeof(f->fix_command),
            "nats consumer edit %s %s --max-pending %" PRIu64, q.stream,
            q.consumer, rec);

@@ -6,6 +6,7 @@
 
 #include "nl_finding.h"
 #include "nl_history.h"
+#include "nl_names.h"
 #include "nl_snapshot.h"
 
 /* Thresholds, all configurable; nl_detect_params_default() gives the
@@ -64,11 +65,6 @@ static inline bool nl_nak_loop_bounded(int64_t max_deliver) {
 }
 
 void nl_detect_params_default(nl_detect_params *p);
-
-/* Writes name into buf (len bytes) as one shell word for a fix command:
- * unchanged when it holds only letters, digits, '_' and '-', else in single
- * quotes. Returns buf. */
-const char *nl_shell_word(const char *name, char *buf, size_t len);
 
 /* Writes into f's fix_command and recommendation the stream-limit change
  * that stops s from evicting messages consumer c has not received: the

@@ -15,6 +15,63 @@ static nl_ext_state *ext_of(nl_consumer_state *st) {
   return st->ext;
 }
 
+/* Keeps exhausted sequence seq. */
+static void add_exhausted(nl_ext_state *x, uint64_t seq, int64_t at_ns) {
+  x->exhausted_seqs[x->n_exhausted % NL_EXT_EXHAUSTED] = seq;
+  x->n_exhausted++;
+  x->exhausted_last_ns = at_ns;
+}
+
+/* Whether a MAX_DELIVERIES advisory for seq with deliveries is possible
+ * for a consumer with max_deliver that has delivered up to delivered. */
+static bool exhaustion_possible(int64_t max_deliver, uint64_t seq,
+                                uint64_t deliveries, uint64_t delivered) {
+  return max_deliver > 0 && seq > 0 && seq <= delivered &&
+         (deliveries == 0 || deliveries >= (uint64_t)max_deliver);
+}
+
+/* Takes a MAX_DELIVERIES claim: kept when the latest poll makes it
+ * possible (the sequence was stored for the consumer then: delivered or
+ * pending), left for the next poll when only the sequence is beyond what
+ * that poll saw, else rejected. Returns 1 when rejected. */
+static int claim_exhausted(nl_ext_state *x, const nl_consumer_state *st,
+                           const nl_advisory *a) {
+  const nl_sample *s0 = nl_state_latest(st);
+  uint64_t delivered =
+      s0 != NULL ? s0->delivered_stream_seq + s0->num_pending : 0;
+  if (exhaustion_possible(x->max_deliver, a->stream_seq, a->deliveries,
+                          delivered)) {
+    add_exhausted(x, a->stream_seq, a->received_ns);
+  } else if (exhaustion_possible(x->max_deliver, a->stream_seq, a->deliveries,
+                                 UINT64_MAX) &&
+             x->n_claimed < NL_EXT_CLAIMS) {
+    x->claimed_seqs[x->n_claimed++] = a->stream_seq;
+    x->exhausted_last_ns = a->received_ns;
+  } else {
+    x->claims_rejected++;
+    return 1;
+  }
+  return 0;
+}
+
+unsigned nl_ext_confirm(nl_consumer_state *st, const nl_consumer_snap *c) {
+  nl_ext_state *x = st->ext;
+  if (x == NULL || x->n_claimed == 0)
+    return 0;
+  unsigned dropped = 0;
+  for (unsigned i = 0; i < x->n_claimed; i++) {
+    if (exhaustion_possible(c->max_deliver, x->claimed_seqs[i], 0,
+                            c->delivered_stream_seq)) {
+      add_exhausted(x, x->claimed_seqs[i], x->exhausted_last_ns);
+    } else {
+      x->claims_rejected++;
+      dropped++;
+    }
+  }
+  x->n_claimed = 0;
+  return dropped;
+}
+
 int nl_ext_record(nl_consumer_state *st, const nl_advisory *a) {
   nl_ext_state *x = ext_of(st);
   if (x == NULL)
@@ -27,10 +84,7 @@ int nl_ext_record(nl_consumer_state *st, const nl_advisory *a) {
     x->n_naks++;
     break;
   case NL_ADV_MAX_DELIVER:
-    x->exhausted_seqs[x->n_exhausted % NL_EXT_EXHAUSTED] = a->stream_seq;
-    x->n_exhausted++;
-    x->exhausted_last_ns = a->received_ns;
-    break;
+    return claim_exhausted(x, st, a);
   case NL_ADV_TERMINATED:
     x->n_terminated++;
     break;
@@ -51,17 +105,6 @@ int nl_ext_record(nl_consumer_state *st, const nl_advisory *a) {
   return 0;
 }
 
-/* Shell-quoted stream and consumer names of st. */
-typedef struct {
-  char stream[NL_TEXT_MAX / 2];
-  char consumer[NL_TEXT_MAX / 2];
-} qnames;
-
-static void quote_state(const nl_consumer_state *st, qnames *q) {
-  nl_shell_word(st->stream, q->stream, sizeof(q->stream));
-  nl_shell_word(st->name, q->consumer, sizeof(q->consumer));
-}
-
 /* Writes the newest k (at most 3) exhausted sequences, newest first, into
  * seqs; returns k. */
 static unsigned newest_exhausted(const nl_ext_state *x, uint64_t seqs[3]) {
@@ -79,7 +122,9 @@ static unsigned newest_exhausted(const nl_ext_state *x, uint64_t seqs[3]) {
 static bool detect_exhausted(const nl_consumer_state *st,
                              const nl_consumer_snap *c, nl_finding *f) {
   const nl_ext_state *x = st->ext;
-  if (x == NULL || x->dead_letter)
+  /* With dead-letter handling in sight, or max_deliver unlimited now (the
+   * two fixes it recommends), nothing more is exhausted unseen. */
+  if (x == NULL || x->dead_letter || x->max_deliver <= 0)
     return false;
   uint64_t lower = 0;
   if (c != NULL && c->max_deliver > 0 && c->ack_policy != NL_ACK_NONE &&
@@ -105,8 +150,8 @@ static bool detect_exhausted(const nl_consumer_state *st,
   for (unsigned i = 0; i < k && used < sizeof(list); i++)
     used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%" PRIu64,
                              i ? ", " : "", seqs[i]);
-  qnames q;
-  quote_state(st, &q);
+  nl_shell_names q;
+  nl_shell_names_of(st->stream, st->name, &q);
   if (k > 0)
     snprintf(f->description, sizeof(f->description),
              "%" PRIu64 " message(s) reached max_deliver %" PRId64
@@ -220,8 +265,8 @@ static bool detect_nak_adv(const nl_consumer_state *st,
            " deliveries each",
            rate, k, p->nak_adv_window_s, list, n_seqs > 3 ? " ..." : "",
            max_del);
-  qnames q;
-  quote_state(st, &q);
+  nl_shell_names q;
+  nl_shell_names_of(st->stream, st->name, &q);
   snprintf(f->fix_command, sizeof(f->fix_command),
            "nats consumer edit %s %s --max-deliver %.0f", q.stream, q.consumer,
            rec);
@@ -353,8 +398,8 @@ static bool detect_unbound(nl_ext_state *x, const nl_consumer_state *st,
   nl_finding_add(f, "num_ack_pending", (double)c->num_ack_pending);
   if (isfinite(forecast))
     nl_finding_add(f, "eviction_forecast_s", floor(forecast));
-  qnames q;
-  quote_state(st, &q);
+  nl_shell_names q;
+  nl_shell_names_of(st->stream, st->name, &q);
   snprintf(f->description, sizeof(f->description),
            "push consumer with %" PRIu64 " messages waiting and no "
            "subscriber on its deliver subject for %.0f s: nothing is "

@@ -21,6 +21,7 @@
 #define NL_EXT_EXHAUSTED 8 /* Newest exhausted sequences kept. */
 #define NL_EXT_ACKS 64     /* Newest ack samples kept. */
 #define NL_EXT_ACKS_MIN 3  /* Ack samples needed for a P99 estimate. */
+#define NL_EXT_CLAIMS 16   /* MAX_DELIVERIES claims waiting for a poll. */
 
 typedef struct {
   int64_t t_ns; /* When it was received. */
@@ -50,6 +51,12 @@ typedef struct nl_ext_state {
   uint64_t n_acks;
   uint64_t n_quorum_lost;
   uint64_t n_leader_elected;
+  /* MAX_DELIVERIES claims the polls could not confirm yet (a message
+   * delivered and exhausted since the latest poll): the next poll keeps
+   * those it makes possible and drops the rest (nl_ext_confirm). */
+  uint64_t claimed_seqs[NL_EXT_CLAIMS];
+  unsigned n_claimed;
+  uint64_t claims_rejected; /* Advisories the polled state contradicted. */
   /* From the latest poll. */
   int64_t max_deliver;
   int64_t ack_wait_ns;
@@ -57,9 +64,19 @@ typedef struct nl_ext_state {
   int64_t unbound_since_ns; /* PUSH_UNBOUND: first poll unbound. */
 } nl_ext_state;
 
-/* Records advisory a of the consumer st (allocating st->ext). Returns 0,
- * or -1 when memory runs out. */
+/* Records advisory a of the consumer st (allocating st->ext). Returns 0, 1
+ * when the polled state contradicts it (not recorded), or -1 when memory
+ * runs out. An advisory is a claim anyone allowed to
+ * publish in the account can make: a MAX_DELIVERIES advisory counts only
+ * when the consumer as last polled makes it possible (max_deliver set, at
+ * least as many deliveries claimed as max_deliver, a sequence stored for
+ * the consumer then), and one for a later sequence waits for the next poll,
+ * which keeps it only if the consumer has delivered it (nl_ext_confirm). */
 int nl_ext_record(nl_consumer_state *st, const nl_advisory *a);
+
+/* Confirms or drops the waiting MAX_DELIVERIES claims of st against poll
+ * c of it. Returns how many it dropped. */
+unsigned nl_ext_confirm(nl_consumer_state *st, const nl_consumer_snap *c);
 
 /* What the ack samples held say, against ack_wait. */
 typedef struct {

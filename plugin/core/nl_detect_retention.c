@@ -65,9 +65,11 @@ nl_forecast nl_retention_observe(nl_consumer_state *st,
   double max_age = s->discard_new ? 0 : nl_seconds(s->max_age_ns);
   /* Stream messages from the oldest one not yet acked to the head, as far
    * as the stream still stores them (acked messages of a work queue are
-   * gone); a filtered consumer needs at least its backlog. */
+   * gone); a filtered consumer needs at least its backlog, and so does a
+   * consumer whose floor may be one a restarted server restored. */
   fc.exposure = backlog;
-  if (!c->filtered && s->last_seq > c->ack_floor_stream_seq) {
+  if (!c->filtered && !st->floor_unproven &&
+      s->last_seq > c->ack_floor_stream_seq) {
     double x = (double)(s->last_seq - c->ack_floor_stream_seq);
     fc.exposure = x < (double)s->msgs ? x : (double)s->msgs;
     if (fc.exposure < backlog)
@@ -106,15 +108,14 @@ nl_forecast nl_retention_observe(nl_consumer_state *st,
 static void retention_fix(const nl_consumer_state *st, const nl_stream_snap *s,
                           const nl_forecast *fc, double horizon,
                           nl_finding *f) {
-  char sw[NL_TEXT_MAX / 2], cw[NL_TEXT_MAX / 2];
-  nl_shell_word(s->name, sw, sizeof(sw));
-  nl_shell_word(st->name, cw, sizeof(cw));
+  nl_shell_names q;
+  nl_shell_names_of(s->name, st->name, &q);
   if (fc->limit == NL_LIMIT_AGE) {
     /* Room for the oldest unreceived message to age over two horizons. */
     double rec = ceil(nl_seconds(s->max_age_ns) + 2 * horizon);
     nl_finding_add(f, "recommended_max_age_s", rec);
     snprintf(f->fix_command, sizeof(f->fix_command),
-             "nats stream edit %s --max-age %.0fs", sw, rec);
+             "nats stream edit %s --max-age %.0fs", q.stream, rec);
   } else {
     double grow = fc->growth_per_s > 0 ? fc->growth_per_s * 2 * horizon : 0;
     double need = ceil((fc->exposure + grow) / 1000) * 1000;
@@ -124,20 +125,20 @@ static void retention_fix(const nl_consumer_state *st, const nl_stream_snap *s,
         rec = 2.0 * (double)s->max_bytes;
       nl_finding_add(f, "recommended_max_bytes", rec);
       snprintf(f->fix_command, sizeof(f->fix_command),
-               "nats stream edit %s --max-bytes %.0f", sw, rec);
+               "nats stream edit %s --max-bytes %.0f", q.stream, rec);
     } else {
       double rec =
           need > 2.0 * (double)s->max_msgs ? need : 2.0 * (double)s->max_msgs;
       nl_finding_add(f, "recommended_max_msgs", rec);
       snprintf(f->fix_command, sizeof(f->fix_command),
-               "nats stream edit %s --max-msgs %.0f", sw, rec);
+               "nats stream edit %s --max-msgs %.0f", q.stream, rec);
     }
   }
   snprintf(f->recommendation, sizeof(f->recommendation),
            "let consumer %s catch up (more workers, or faster processing); "
            "until it does, raise the limit that evicts first so that the "
            "backlog and its growth over two horizons fit (the fix command)",
-           cw);
+           q.consumer);
 }
 
 bool nl_retention_detect(nl_consumer_state *st, const nl_consumer_snap *c,

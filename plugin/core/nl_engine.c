@@ -35,6 +35,7 @@ struct nl_engine {
   size_t cap_totals;
   uint64_t advisories_fed;
   uint64_t advisories_unknown;
+  uint64_t advisories_contradicted;
 };
 
 nl_engine *nl_engine_create(const nl_detect_params *params) {
@@ -230,7 +231,7 @@ static void stream_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
                        &e->params, &e->scratch, &e->audit, active, found);
   debounce_unobservable(t, active);
   const nl_stream_snap *s = &set->streams[i];
-  uint64_t key = nl_config_key(NULL, s);
+  uint64_t key = nl_config_key(NULL, 0, s);
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
     if (nl_class_is_stream(cls))
       update_held(t->active, t->name, NL_STREAM_FINDING_CONSUMER, cls, cls,
@@ -277,6 +278,79 @@ const nl_finding *nl_engine_stream_finding(nl_engine *e, const char *stream,
     if (strcmp(e->totals[i].name, stream) == 0)
       return e->totals[i].active[cls];
   return NULL;
+}
+
+typedef struct {
+  bool (*keep)(const char *stream, void *ud);
+  void *ud;
+  nl_active *list;
+  size_t n, cap;
+  bool failed;
+} active_list;
+
+/* Appends one active finding to l. */
+static void active_add(active_list *l, const char *stream, const char *consumer,
+                       const nl_finding *f) {
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? 2 * l->cap : 16;
+    nl_active *a = realloc(l->list, cap * sizeof(*a));
+    if (a == NULL) {
+      l->failed = true;
+      return;
+    }
+    l->list = a;
+    l->cap = cap;
+  }
+  l->list[l->n++] = (nl_active){stream, consumer, f};
+}
+
+static void active_of_consumer(nl_consumer_state *st, void *arg) {
+  active_list *l = arg;
+  if (l->keep != NULL && !l->keep(st->stream, l->ud))
+    return;
+  for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
+    if (st->active[cls] != NULL)
+      active_add(l, st->stream, st->name, st->active[cls]);
+}
+
+/* Most severe first, then stream, consumer (stream-level first), class. */
+static int active_order(const void *pa, const void *pb) {
+  const nl_active *a = pa, *b = pb;
+  if (a->f->severity != b->f->severity)
+    return a->f->severity > b->f->severity ? -1 : 1;
+  int c = strcmp(a->stream, b->stream);
+  if (c == 0 && (a->consumer == NULL) != (b->consumer == NULL))
+    c = a->consumer == NULL ? -1 : 1;
+  if (c == 0 && a->consumer != NULL)
+    c = strcmp(a->consumer, b->consumer);
+  if (c == 0)
+    c = (int)a->f->cls - (int)b->f->cls;
+  return c;
+}
+
+int nl_engine_active(nl_engine *e, bool (*keep)(const char *stream, void *ud),
+                     void *ud, nl_active **out, size_t *n) {
+  active_list l = {keep, ud, NULL, 0, 0, false};
+  nl_registry_each(e->reg, active_of_consumer, &l);
+  for (size_t i = 0; i < e->n_totals; i++) {
+    const stream_total *t = &e->totals[i];
+    if (keep != NULL && !keep(t->name, ud))
+      continue;
+    for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
+      if (t->active[cls] != NULL)
+        active_add(&l, t->name, NULL, t->active[cls]);
+  }
+  if (l.failed) {
+    free(l.list);
+    *out = NULL;
+    *n = 0;
+    return -1;
+  }
+  if (l.n > 1)
+    qsort(l.list, l.n, sizeof(*l.list), active_order);
+  *out = l.list;
+  *n = l.n;
+  return 0;
 }
 
 /* Clears the stream-level findings of streams this poll did not list and
@@ -365,12 +439,13 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
     /* Classes no detector below sets (the stream-level ones) stay off. */
     bool active[NL_CLASS_COUNT] = {false};
     nl_finding found[NL_CLASS_COUNT];
+    e->advisories_contradicted += nl_ext_confirm(st, c);
     nl_detect_consumer(st, c, s, &e->params, active, found);
     nl_ext_poll ctx = {set, i, clock ? clock[c->stream_index] : NULL,
                        &e->scratch, &e->audit};
     nl_ext_detect_consumer(st, c, s, &e->params, &ctx, now_ns, active, found);
     update_consumer(e, st, 0, NL_CLASS_COUNT - 1, active, found,
-                    nl_config_key(c, s), now_ns, sink, ud);
+                    nl_config_key(c, st->created_ns, s), now_ns, sink, ud);
     if (lost != NULL)
       lost[c->stream_index] += st->lost_last;
     /* What the stream's consumers received in the interval; unknown
@@ -442,20 +517,6 @@ void nl_engine_counts(nl_engine *e, size_t *consumers,
         active[cls]++;
 }
 
-/* Clears every finding of st at once, with reason. */
-static void clear_all(nl_consumer_state *st, const char *reason,
-                      const nl_engine_sink *sink, void *ud) {
-  for (int cls = 0; cls < NL_CLASS_COUNT; cls++) {
-    if (st->active[cls] == NULL)
-      continue;
-    if (sink && sink->transition)
-      sink->transition(ud, st->stream, st->name, st->active[cls], false,
-                       reason);
-    free(st->active[cls]);
-    st->active[cls] = NULL;
-  }
-}
-
 bool nl_engine_advisory(nl_engine *e, const nl_advisory *a, int64_t now_ns,
                         const nl_engine_sink *sink, void *ud) {
   e->advisories_fed++;
@@ -464,11 +525,14 @@ bool nl_engine_advisory(nl_engine *e, const nl_advisory *a, int64_t now_ns,
     e->advisories_unknown++;
     return false;
   }
-  if (a->kind == NL_ADV_DELETED) {
-    clear_all(st, "consumer deleted", sink, ud);
+  /* A DELETED advisory is a claim anyone may publish: the next poll that
+   * no longer lists the consumer clears its findings, not the claim. */
+  if (a->kind == NL_ADV_DELETED)
     return true;
-  }
-  if (nl_ext_record(st, a) != 0)
+  int recorded = nl_ext_record(st, a);
+  if (recorded == 1)
+    e->advisories_contradicted++;
+  if (recorded != 0)
     return true;
   if (a->kind != NL_ADV_MAX_DELIVER && a->kind != NL_ADV_NAK)
     return true;
@@ -486,12 +550,12 @@ bool nl_engine_advisory(nl_engine *e, const nl_advisory *a, int64_t now_ns,
   return true;
 }
 
-static void new_regime(nl_consumer_state *st, void *arg) {
-  nl_state_new_regime(st, *(const int64_t *)arg);
+static void after_gap(nl_consumer_state *st, void *arg) {
+  nl_state_after_gap(st, *(const int64_t *)arg);
 }
 
 void nl_engine_gap(nl_engine *e, int64_t now_ns) {
-  nl_registry_each(e->reg, new_regime, &now_ns);
+  nl_registry_each(e->reg, after_gap, &now_ns);
 }
 
 bool nl_engine_knows(nl_engine *e, const char *stream, const char *consumer) {
@@ -515,7 +579,7 @@ bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
   nl_finding found[NL_CLASS_COUNT];
   nl_ext_poll ctx = {set, 0, NULL, &e->scratch, &e->audit};
   nl_ext_detect_config(st, &ctx, &e->params, active, found);
-  uint64_t key = nl_config_key(c, s);
+  uint64_t key = nl_config_key(c, st->created_ns, s);
   update_consumer(e, st, NL_ACK_NONE_CONSUMER, NL_ACK_NONE_CONSUMER, active,
                   found, key, now_ns, sink, ud);
   update_consumer(e, st, NL_ACK_ALL_PARALLEL, NL_ACK_ALL_PARALLEL, active,
@@ -523,7 +587,9 @@ bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
   return true;
 }
 
-void nl_engine_advisory_counts(nl_engine *e, uint64_t *fed, uint64_t *unknown) {
+void nl_engine_advisory_counts(nl_engine *e, uint64_t *fed, uint64_t *unknown,
+                               uint64_t *contradicted) {
   *fed = e->advisories_fed;
   *unknown = e->advisories_unknown;
+  *contradicted = e->advisories_contradicted;
 }

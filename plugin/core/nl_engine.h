@@ -66,21 +66,41 @@ bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
 
 /* Marks a gap in what the polls saw at now_ns (the connection to the server
  * was lost and made again: a restart, whose clients lost their messages
- * in flight): every consumer starts a new regime (nl_state_new_regime), so
- * that the orphans of the gap expiring are not taken for recurring
- * expiry or for a stuck long task. Findings stay as they are. */
+ * in flight, and whose consumers may report an ack floor restored from
+ * older state): every consumer starts a new regime (nl_state_after_gap),
+ * so that neither the orphans of the gap expiring nor a restored floor
+ * are taken for recurring expiry or for a stuck long task. Findings stay
+ * as they are. */
 void nl_engine_gap(nl_engine *e, int64_t now_ns);
 
 /* Returns true when the engine holds the consumer. */
 bool nl_engine_knows(nl_engine *e, const char *stream, const char *consumer);
 
-/* Advisories fed in, and those of consumers not known yet. */
-void nl_engine_advisory_counts(nl_engine *e, uint64_t *fed, uint64_t *unknown);
+/* Advisories fed in, those of consumers not known yet, and those the polled
+ * state contradicted (claims counted for nothing, see nl_ext_record). */
+void nl_engine_advisory_counts(nl_engine *e, uint64_t *fed, uint64_t *unknown,
+                               uint64_t *contradicted);
 
 /* Returns the active stream-level finding of class cls for the stream
  * named stream, or NULL. */
 const nl_finding *nl_engine_stream_finding(nl_engine *e, const char *stream,
                                            nl_class cls);
+
+/* One active finding: consumer is NULL for a stream-level one. The names
+ * and the finding belong to the engine. */
+typedef struct {
+  const char *stream;
+  const char *consumer;
+  const nl_finding *f;
+} nl_active;
+
+/* Collects every active finding of the engine, consumer- and stream-level,
+ * of the streams keep accepts (keep NULL: all), most severe first, then by
+ * stream, consumer (stream-level first) and class, into *out (malloc'ed,
+ * NULL when none) and *n. Returns 0, or -1 on allocation failure. The
+ * entries are valid until the engine's next change. */
+int nl_engine_active(nl_engine *e, bool (*keep)(const char *stream, void *ud),
+                     void *ud, nl_active **out, size_t *n);
 
 /* Returns the registry (owned by the engine), for read-only views. */
 nl_registry *nl_engine_registry(nl_engine *e);

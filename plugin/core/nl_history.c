@@ -294,6 +294,7 @@ static void state_reset(nl_consumer_state *st, int64_t created_ns) {
   st->redelivered_since_floor = 0;
   st->longest_pin_ns = 0;
   st->nak_credit = 0;
+  st->floor_unproven = false;
 }
 
 void nl_state_new_regime(nl_consumer_state *st, int64_t now_ns) {
@@ -304,6 +305,11 @@ void nl_state_new_regime(nl_consumer_state *st, int64_t now_ns) {
   st->acked_since_floor = false;
   st->redelivered_since_floor = 0;
   st->longest_pin_ns = 0;
+}
+
+void nl_state_after_gap(nl_consumer_state *st, int64_t now_ns) {
+  nl_state_new_regime(st, now_ns);
+  st->floor_unproven = true;
 }
 
 void nl_state_add_nak(nl_consumer_state *st) {
@@ -487,14 +493,24 @@ static void account_interval(nl_consumer_state *st, const nl_sample *prev,
         now_ns - st->last_ack_change_ns <= delay + (cur->t_ns - prev->t_ns);
     record_redeliveries(st, cur, counted, dc, while_acking, delay, now_ns);
   }
+  /* A floor never moves back for the same consumer, except when a server
+   * restores older state (a restart, or a new leader behind the old). */
+  bool floor_back = cur->ack_floor_stream_seq < prev->ack_floor_stream_seq;
+  if (floor_back)
+    st->floor_unproven = true;
   /* The floor "stands" while it keeps its value with work outstanding. */
-  if (cur->floor_moved || cur->num_ack_pending == 0) {
+  if ((cur->floor_moved && !floor_back) || cur->num_ack_pending == 0) {
     if (st->acked_since_floor)
       st->last_stuck_end_ns = now_ns;
     st->floor_since_ns = now_ns;
     st->acked_since_floor = false;
     st->stuck_since_ns = 0;
     st->redelivered_since_floor = 0;
+    st->floor_unproven = false;
+    return;
+  }
+  if (st->floor_unproven) {
+    st->floor_since_ns = now_ns; /* Perhaps restored: it proves nothing. */
     return;
   }
   if (now_ns - st->floor_since_ns > st->longest_pin_ns)
@@ -535,11 +551,16 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
     maybe_grow(reg);
   }
   const nl_sample *prev = nl_state_latest(st);
+  bool same = nl_created_same(c->created_ns, st->created_ns);
   if (prev != NULL &&
-      (c->created_ns != st->created_ns ||
-       c->delivered_consumer_seq < prev->delivered_consumer_seq ||
+      (!same || c->delivered_consumer_seq < prev->delivered_consumer_seq ||
        now_ns <= prev->t_ns)) {
-    state_reset(st, c->created_ns);
+    /* The same consumer going back is older state a restarted server
+     * restored: its floor, too, may be an old one. So may be the floor of
+     * any consumer first seen after a gap. */
+    bool unproven = same || st->floor_unproven;
+    state_reset(st, same ? st->created_ns : c->created_ns);
+    st->floor_unproven = unproven;
     st->resets++;
     *was_reset = true;
     prev = NULL;

@@ -111,6 +111,11 @@ typedef struct nl_consumer_state {
   /* While the floor stands: whether later messages were acked (see
    * stuck_since_ns below). */
   bool acked_since_floor;
+  /* Set by nl_state_after_gap, and when the floor or the delivered counter
+   * of the same consumer moves back: the floor may be one the server
+   * restored from older state, and it does not count as standing until it
+   * moves forward or nothing is pending. */
+  bool floor_unproven;
 
   nl_sample latest; /* The latest poll, when count > 0. */
   /* The count - 1 polls before it, newest at past_head, going back. */
@@ -202,6 +207,15 @@ bool nl_state_past(const nl_consumer_state *st, unsigned k,
  * or a gap in what was seen, such as a reconnect after a server restart,
  * whose crashed clients leave messages to expire). */
 void nl_state_new_regime(nl_consumer_state *st, int64_t now_ns);
+
+/* Starts a new regime after a gap in what was seen (the connection was lost
+ * and made again). The server may have restarted, and a restarted server
+ * can report an ack floor older than the state it acts on (seen on 2.9.10:
+ * a work queue consumer back with ack_floor 1 after 1,600 acks, and the
+ * floor held there for as long as messages stayed pending). Until the
+ * floor is seen moving, or nothing is pending, a standing floor is no
+ * evidence of a message left behind. */
+void nl_state_after_gap(nl_consumer_state *st, int64_t now_ns);
 
 /* Counts one NAK of st announced by an advisory: the next redelivery polled
  * is explained by it (see nak_credit). */

@@ -64,3 +64,38 @@ bool nl_subject_token_valid(const char *name) {
       return false;
   return true;
 }
+
+const char *nl_shell_word(const char *name, char *buf, size_t len) {
+  bool plain = name[0] != '\0';
+  for (const char *p = name; *p && plain; p++)
+    plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+            (*p >= '0' && *p <= '9') || *p == '_' || *p == '-';
+  if (plain) {
+    snprintf(buf, len, "%s", name);
+    return buf;
+  }
+  size_t o = 0;
+  if (len < 3) {
+    if (len)
+      buf[0] = '\0';
+    return buf;
+  }
+  buf[o++] = '\'';
+  for (const char *p = name; *p && o + 5 < len; p++) {
+    if (*p == '\'') {
+      memcpy(buf + o, "'\\''", 4);
+      o += 4;
+    } else {
+      buf[o++] = *p;
+    }
+  }
+  buf[o++] = '\'';
+  buf[o] = '\0';
+  return buf;
+}
+
+void nl_shell_names_of(const char *stream, const char *consumer,
+                       nl_shell_names *q) {
+  nl_shell_word(stream, q->stream, sizeof(q->stream));
+  nl_shell_word(consumer ? consumer : "", q->consumer, sizeof(q->consumer));
+}

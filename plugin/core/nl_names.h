@@ -23,4 +23,22 @@ int nl_name_token(const char *in, char *out, size_t outlen);
  * is: not empty, and none of the characters nl_name_token replaces. */
 bool nl_subject_token_valid(const char *name);
 
+/* Writes name into buf (len bytes) as one shell word for a fix command:
+ * unchanged when it holds only letters, digits, '_' and '-', else in single
+ * quotes. Returns buf. */
+const char *nl_shell_word(const char *name, char *buf, size_t len);
+
+/* Room for one name as a shell word in a fix command. */
+#define NL_SHELL_NAME_MAX 512
+
+/* A stream and a consumer name as shell words, for a fix command. */
+typedef struct {
+  char stream[NL_SHELL_NAME_MAX];
+  char consumer[NL_SHELL_NAME_MAX];
+} nl_shell_names;
+
+/* Fills q with stream and consumer (NULL: empty) as shell words. */
+void nl_shell_names_of(const char *stream, const char *consumer,
+                       nl_shell_names *q);
+
 #endif

@@ -84,7 +84,12 @@ static uint64_t fnv_str(uint64_t h, const char *str) {
   return str ? fnv(h, str, strlen(str) + 1) : fnv_i64(h, -1);
 }
 
-uint64_t nl_config_key(const nl_consumer_snap *c, const nl_stream_snap *s) {
+bool nl_created_same(int64_t a, int64_t b) {
+  return a >= b ? a - b <= NL_CREATED_SLACK_NS : b - a <= NL_CREATED_SLACK_NS;
+}
+
+uint64_t nl_config_key(const nl_consumer_snap *c, int64_t created_ns,
+                       const nl_stream_snap *s) {
   uint64_t h = 14695981039346656037ULL;
   h = fnv_i64(h, s->retention);
   h = fnv_i64(h, s->discard_new);
@@ -96,7 +101,7 @@ uint64_t nl_config_key(const nl_consumer_snap *c, const nl_stream_snap *s) {
   for (size_t i = 0; i < s->n_subjects; i++)
     h = fnv_str(h, s->subjects[i]);
   if (c != NULL) {
-    int64_t v[] = {c->created_ns,
+    int64_t v[] = {created_ns,
                    c->ack_policy,
                    c->ack_wait_ns,
                    c->backoff_first_ns,

@@ -161,14 +161,28 @@ const char *nl_consumer_snap_meta(const nl_consumer_snap *c, const char *key);
  * most NL_DURATION_MAX_NS. */
 int64_t nl_consumer_redelivery_delay_ns(const nl_consumer_snap *c);
 
-/* A duration in nanoseconds as seconds. */
+/* How far a consumer's reported creation time may move and still name the
+ * same consumer. A restarted server reports the creation time it restored
+ * from its store, which differs from the one it reported before by a
+ * fraction of a millisecond (seen on 2.9.10 and 2.12.0: 0.2 to 0.4 ms, once
+ * after the consumer's first restart); a consumer deleted and created
+ * again with the same name is created later than that. */
+#define NL_CREATED_SLACK_NS 50000000LL
+
+/* True when creation times a and b name the same consumer (they differ by
+ * at most NL_CREATED_SLACK_NS). */
+bool nl_created_same(int64_t a, int64_t b);
+
 /* Returns a key of the configuration that decides how s is retained and,
  * when c is not NULL, how c delivers (ack policy and timing, limits,
- * backoff, push settings, filter, metadata, and c's creation time): equal
- * keys mean nothing a fix changes has changed. Never 0 (0 means "not
+ * backoff, push settings, filter, metadata) and of which consumer it is
+ * (created_ns, its creation time as first seen; see nl_created_same):
+ * equal keys mean nothing a fix changes has changed. Never 0 (0 means "not
  * known" in nl_finding.config_key). */
-uint64_t nl_config_key(const nl_consumer_snap *c, const nl_stream_snap *s);
+uint64_t nl_config_key(const nl_consumer_snap *c, int64_t created_ns,
+                       const nl_stream_snap *s);
 
+/* A duration in nanoseconds as seconds. */
 static inline double nl_seconds(int64_t ns) { return (double)ns / 1e9; }
 
 #endif

@@ -39,75 +39,31 @@ static void add_active(struct json_object *o, const char *key,
   json_object_object_add(o, key, a);
 }
 
-/* One active finding, for sorting. */
-typedef struct {
-  const nl_consumer_state *st;
-  const nl_finding *f;
-} active_ref;
-
-typedef struct {
-  active_ref *refs;
-  size_t n, cap;
-  bool failed;
-} active_list;
-
-static void collect_active(nl_consumer_state *st, void *arg) {
-  active_list *l = arg;
-  for (int cls = 0; cls < NL_CLASS_COUNT; cls++) {
-    if (st->active[cls] == NULL)
-      continue;
-    if (l->n == l->cap) {
-      size_t cap = l->cap ? 2 * l->cap : 16;
-      active_ref *r = realloc(l->refs, cap * sizeof(*r));
-      if (r == NULL) {
-        l->failed = true;
-        return;
-      }
-      l->refs = r;
-      l->cap = cap;
-    }
-    l->refs[l->n++] = (active_ref){st, st->active[cls]};
-  }
-}
-
-/* Most severe first, then stream, consumer and class. */
-static int compare_active(const void *pa, const void *pb) {
-  const active_ref *a = pa, *b = pb;
-  if (a->f->severity != b->f->severity)
-    return a->f->severity > b->f->severity ? -1 : 1;
-  int c = strcmp(a->st->stream, b->st->stream);
-  if (c == 0)
-    c = strcmp(a->st->name, b->st->name);
-  if (c == 0)
-    c = (int)a->f->cls - (int)b->f->cls;
-  return c;
-}
-
-char *nl_view_violations(nl_registry *reg, const char *instance, int64_t now_ns,
+char *nl_view_violations(nl_engine *e, const char *instance, int64_t now_ns,
                          size_t *len) {
-  active_list l = {0};
-  nl_registry_each(reg, collect_active, &l);
+  nl_active *list;
+  size_t n;
+  if (nl_engine_active(e, NULL, NULL, &list, &n) != 0)
+    return NULL;
   struct json_object *doc = document(instance, now_ns);
   struct json_object *arr = json_object_new_array();
-  if (l.failed || doc == NULL || arr == NULL) {
-    free(l.refs);
+  if (doc == NULL || arr == NULL) {
+    free(list);
     json_object_put(doc);
     json_object_put(arr);
     return NULL;
   }
-  if (l.n > 0)
-    qsort(l.refs, l.n, sizeof(*l.refs), compare_active);
-  for (size_t i = 0; i < l.n; i++) {
+  for (size_t i = 0; i < n; i++) {
     nl_event ev = {.instance = instance,
-                   .stream = l.refs[i].st->stream,
-                   .consumer = l.refs[i].st->name,
-                   .finding = l.refs[i].f,
+                   .stream = list[i].stream,
+                   .consumer = list[i].consumer,
+                   .finding = list[i].f,
                    .firing = true,
-                   .at_ns = l.refs[i].f->since_ns};
+                   .at_ns = list[i].f->since_ns};
     json_object_array_add(arr, nl_event_object(&ev));
   }
-  free(l.refs);
-  nl_json_add_number(doc, "count", (double)l.n);
+  free(list);
+  nl_json_add_number(doc, "count", (double)n);
   json_object_object_add(doc, "violations", arr);
   return nl_json_take_text(doc, len);
 }

@@ -7,6 +7,7 @@
 #ifndef NL_VIEW_H
 #define NL_VIEW_H
 
+#include "nl_engine.h"
 #include "nl_history.h"
 #include "nl_snapshot.h"
 
@@ -14,10 +15,11 @@
  * active findings of st (NULL counts as none). */
 const char *nl_view_health(const nl_consumer_state *st);
 
-/* GET /api/violations: every active finding of reg, most severe first, then
- * by stream, consumer and class; each in the shape of a firing health event
- * (detected_at is the onset). */
-char *nl_view_violations(nl_registry *reg, const char *instance, int64_t now_ns,
+/* GET /api/violations: every active finding of e, consumer- and
+ * stream-level (nl_engine_active: most severe first, then by stream,
+ * consumer and class); each in the shape of a firing health event
+ * (detected_at is the onset; a stream-level one has no consumer). */
+char *nl_view_violations(nl_engine *e, const char *instance, int64_t now_ns,
                          size_t *len);
 
 /* GET /api/streams: the streams and consumers of set (the latest poll,

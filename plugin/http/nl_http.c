@@ -388,7 +388,7 @@ void nl_http_update(nl_http *h, const nl_snapshot_set *set, int64_t poll_ns) {
   nl_registry *reg = nl_engine_registry(h->engine);
   int64_t now = now_ns();
   size_t vlen = 0, slen = 0;
-  char *v = nl_view_violations(reg, h->instance, now, &vlen);
+  char *v = nl_view_violations(h->engine, h->instance, now, &vlen);
   char *s = nl_view_streams(set, reg, h->instance, poll_ns, now, &slen);
   pthread_mutex_lock(&h->doc_lock);
   if (v != NULL) {

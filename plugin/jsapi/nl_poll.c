@@ -15,13 +15,16 @@ static int64_t monotonic_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Records the first error of the poll. */
-static void note_error(nl_poll_stats *stats, const char *what,
+/* Records an error of the poll of kind status (an nl_transport_status),
+ * and keeps the first. */
+static void note_error(nl_poll_stats *stats, int status, const char *what,
                        const char *why) {
   stats->errors++;
-  if (stats->first_error[0] == '\0')
+  if (stats->first_error[0] == '\0') {
     snprintf(stats->first_error, sizeof(stats->first_error), "%s: %s", what,
              why);
+    stats->first_status = status;
+  }
 }
 
 typedef int (*page_parser)(const char *json, size_t len, size_t stream_index,
@@ -55,7 +58,8 @@ static int read_listing(poll_run *run, const char *subject, page_parser parse,
   for (size_t n = 0; n < max_pages; n++) {
     if (run->deadline && monotonic_ns() > run->deadline) {
       run->stats->cut_off = true;
-      note_error(run->stats, subject, "poll time budget exhausted");
+      note_error(run->stats, NL_TRANSPORT_ERROR, subject,
+                 "poll time budget exhausted");
       return -1;
     }
     char payload[64], err[320];
@@ -64,9 +68,11 @@ static int read_listing(poll_run *run, const char *subject, page_parser parse,
     snprintf(payload, sizeof(payload), "{\"offset\":%llu}",
              (unsigned long long)offset);
     run->stats->requests++;
-    if (run->request(run->ctx, subject, payload, &reply, &len, err,
-                     sizeof(err)) != 0) {
-      note_error(run->stats, subject, err);
+    int status = run->request(run->ctx, subject, payload, &reply, &len, err,
+                              sizeof(err));
+    if (status != 0) {
+      note_error(run->stats, status < 0 ? status : NL_TRANSPORT_ERROR, subject,
+                 err);
       return -1;
     }
     run->stats->bytes_received += len;
@@ -74,7 +80,7 @@ static int read_listing(poll_run *run, const char *subject, page_parser parse,
     int prc = parse(reply, len, stream_index, set, &page, err, sizeof(err));
     free(reply);
     if (prc != NL_PARSE_OK) {
-      note_error(run->stats, subject, err);
+      note_error(run->stats, NL_TRANSPORT_ERROR, subject, err);
       return -1;
     }
     if (page.n_skipped > 0 || page.n_missing > 0)
@@ -95,7 +101,7 @@ static int read_listing(poll_run *run, const char *subject, page_parser parse,
     if (offset >= page.total && !suspect)
       return rc;
   }
-  note_error(run->stats, subject, "too many pages");
+  note_error(run->stats, NL_TRANSPORT_ERROR, subject, "too many pages");
   return -1;
 }
 
@@ -160,7 +166,7 @@ int nl_poll_run(const nl_poll_config *cfg, nl_request_fn request, void *ctx,
    * the streams this poll did not see are then unobservable, not gone. */
   if (run.last_total > set->n_streams + set->n_missing_streams) {
     set->stream_list_short = true;
-    note_error(stats, "STREAM.LIST",
+    note_error(stats, NL_TRANSPORT_ERROR, "STREAM.LIST",
                "fewer streams listed than the list's total");
     stats->streams_incomplete++;
   }
@@ -179,7 +185,7 @@ int nl_poll_run(const nl_poll_config *cfg, nl_request_fn request, void *ctx,
   for (size_t i = 0; i < set->n_missing_streams; i++) {
     if (nl_stream_selected(&cfg->select, set->missing_streams[i])) {
       set->missing_streams[kept++] = set->missing_streams[i];
-      note_error(stats, "STREAM.LIST",
+      note_error(stats, NL_TRANSPORT_ERROR, "STREAM.LIST",
                  "stream reported missing (its leader did not answer)");
       stats->streams_incomplete++;
     } else {
@@ -189,7 +195,8 @@ int nl_poll_run(const nl_poll_config *cfg, nl_request_fn request, void *ctx,
   set->n_missing_streams = kept;
   for (size_t i = 0; i < set->n_streams; i++) {
     if (!nl_subject_token_valid(set->streams[i].name)) {
-      note_error(stats, "STREAM.LIST", "stream name not usable in a subject");
+      note_error(stats, NL_TRANSPORT_ERROR, "STREAM.LIST",
+                 "stream name not usable in a subject");
       stats->streams_incomplete++;
       continue;
     }

@@ -9,10 +9,12 @@
 
 #include "core/nl_select.h"
 #include "core/nl_snapshot.h"
+#include "nl_transport.h"
 
 /* Sends payload to subject and waits for one reply. On success returns 0 and
- * sets *reply (malloc'd, caller frees) and *reply_len; on failure returns -1
- * with a one-line reason in err. */
+ * sets *reply (malloc'd, caller frees) and *reply_len; on failure returns
+ * the kind of failure (a negative nl_transport_status; -1 when no kind
+ * applies) with a one-line reason in err. */
 typedef int (*nl_request_fn)(void *ctx, const char *subject,
                              const char *payload, char **reply,
                              size_t *reply_len, char *err, size_t errlen);
@@ -31,6 +33,7 @@ typedef struct {
   uint64_t streams_incomplete; /* Streams whose consumers were not all read. */
   bool cut_off;                /* The budget ran out before the poll ended. */
   char first_error[256];       /* The first error of this poll, or "". */
+  int first_status; /* Its nl_transport_status (ERROR for a bad reply). */
 } nl_poll_stats;
 
 /* Runs one poll into set (which must be empty) and fills stats. Returns 0

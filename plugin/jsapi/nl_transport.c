@@ -34,14 +34,45 @@ struct nl_sub {
   void *ud;
 };
 
-/* Writes a cnats status and its last error detail into err. */
-static void status_text(natsStatus s, const char *what, char *err,
-                        size_t errlen) {
+/* Removes cnats' source locations ("(conn.c:2088): ") from err. */
+static void drop_locations(char *err) {
+  char *p;
+  while ((p = strstr(err, ".c:")) != NULL) {
+    char *open = p;
+    while (open > err && *open != '(')
+      open--;
+    char *close = strstr(p, "): ");
+    if (*open != '(' || close == NULL)
+      return;
+    memmove(open, close + 3, strlen(close + 3) + 1);
+  }
+}
+
+/* Writes a cnats status and its last error detail into err, and returns
+ * the kind of failure it is. */
+static nl_transport_status status_text(natsStatus s, const char *what,
+                                       char *err, size_t errlen) {
   const char *detail = nats_GetLastError(NULL);
   snprintf(err, errlen, "%s: %s%s%s", what, natsStatus_GetText(s),
            detail && detail[0] ? " (" : "", detail && detail[0] ? detail : "");
   if (detail && detail[0])
     strncat(err, ")", errlen - strlen(err) - 1);
+  drop_locations(err);
+  /* The server refuses a login with -ERR 'Authorization Violation' (or
+   * 'Authentication Timeout'), which cnats may report under another
+   * status. */
+  if (s == NATS_CONNECTION_AUTH_FAILED || s == NATS_NOT_PERMITTED ||
+      strstr(err, "Authorization Violation") != NULL ||
+      strstr(err, "Authentication") != NULL)
+    return NL_TRANSPORT_AUTH;
+  if (s == NATS_TIMEOUT)
+    return NL_TRANSPORT_TIMEOUT;
+  if (s == NATS_NO_SERVER || s == NATS_CONNECTION_CLOSED ||
+      s == NATS_CONNECTION_DISCONNECTED || s == NATS_IO_ERROR)
+    return NL_TRANSPORT_UNREACHABLE;
+  if (s == NATS_NO_RESPONDERS)
+    return NL_TRANSPORT_NO_JETSTREAM;
+  return NL_TRANSPORT_ERROR;
 }
 
 static void on_disconnect(natsConnection *nc, void *closure) {
@@ -173,15 +204,14 @@ int nl_transport_connect(nl_transport *t, char *err, size_t errlen) {
     if (nl_transport_connected(t))
       return 0;
     snprintf(err, errlen, "connection lost, cnats is reconnecting");
-    return -1;
+    return NL_TRANSPORT_UNREACHABLE;
   }
   natsStatus s = nl_nkey_connect(&t->conn, t->opts, t->signs_nonce);
   if (s != NATS_OK) {
-    status_text(s, "connect", err, errlen);
     t->conn = NULL;
-    return -1;
+    return status_text(s, "connect", err, errlen);
   }
-  return 0;
+  return NL_TRANSPORT_OK;
 }
 
 bool nl_transport_connected(nl_transport *t) {
@@ -201,7 +231,7 @@ int nl_transport_request(void *ctx, const char *subject, const char *payload,
   *reply_len = 0;
   if (!nl_transport_connected(t)) {
     snprintf(err, errlen, "not connected (cnats is reconnecting)");
-    return -1;
+    return NL_TRANSPORT_UNREACHABLE;
   }
   natsMsg *msg = NULL;
   natsStatus s = natsConnection_RequestString(&msg, t->conn, subject, payload,
@@ -210,16 +240,14 @@ int nl_transport_request(void *ctx, const char *subject, const char *payload,
     snprintf(err, errlen,
              "no responders: JetStream is not enabled for this account or "
              "server");
-    return -1;
+    return NL_TRANSPORT_NO_JETSTREAM;
   }
   if (s == NATS_TIMEOUT) {
     snprintf(err, errlen, "no reply within %lld ms", (long long)t->timeout_ms);
-    return -1;
+    return NL_TRANSPORT_TIMEOUT;
   }
-  if (s != NATS_OK) {
-    status_text(s, "request", err, errlen);
-    return -1;
-  }
+  if (s != NATS_OK)
+    return status_text(s, "request", err, errlen);
   int len = natsMsg_GetDataLength(msg);
   char *copy = malloc((size_t)len + 1);
   if (copy == NULL) {

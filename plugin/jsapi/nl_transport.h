@@ -30,14 +30,26 @@ typedef struct {
 
 typedef struct nl_transport nl_transport;
 
+/* What a transport call met: its return value, 0 on success. Every failure
+ * also leaves a one-line reason in err, free of cnats' source locations. */
+typedef enum {
+  NL_TRANSPORT_OK = 0,
+  NL_TRANSPORT_ERROR = -1,        /* Anything not below. */
+  NL_TRANSPORT_AUTH = -2,         /* The server refused the credentials. */
+  NL_TRANSPORT_UNREACHABLE = -3,  /* No server reached, or connection lost. */
+  NL_TRANSPORT_TIMEOUT = -4,      /* No reply within the timeout. */
+  NL_TRANSPORT_NO_JETSTREAM = -5, /* No responders on the JetStream API. */
+} nl_transport_status;
+
 /* Builds the connection options (files are read now). Returns 0 and sets
  * *out, or -1 with a one-line reason in err. Does not connect. */
 int nl_transport_create(const nl_transport_config *cfg, nl_transport **out,
                         char *err, size_t errlen);
 
 /* Connects when no connection exists yet. Once a connection exists cnats
- * keeps reconnecting on its own. Returns 0 when connected, -1 (reason in
- * err) otherwise. */
+ * keeps reconnecting on its own. Returns 0 when connected, else the kind of
+ * failure (nl_transport_status: AUTH, UNREACHABLE, TIMEOUT or ERROR) with
+ * the reason in err. */
 int nl_transport_connect(nl_transport *t, char *err, size_t errlen);
 
 /* Returns true when the connection is up now. */
@@ -46,7 +58,10 @@ bool nl_transport_connected(nl_transport *t);
 /* Returns how many times the connection was lost since creation. */
 uint64_t nl_transport_disconnects(nl_transport *t);
 
-/* An nl_request_fn (see nl_poll.h) on transport ctx. */
+/* An nl_request_fn (see nl_poll.h) on transport ctx: fails with
+ * NL_TRANSPORT_UNREACHABLE while not connected, NL_TRANSPORT_NO_JETSTREAM
+ * when nothing answers the subject, NL_TRANSPORT_TIMEOUT, or
+ * NL_TRANSPORT_ERROR. */
 int nl_transport_request(void *ctx, const char *subject, const char *payload,
                          char **reply, size_t *reply_len, char *err,
                          size_t errlen);

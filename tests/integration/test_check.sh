@@ -378,7 +378,7 @@ nl_check errors/bad-expect-message grep -q 'max_processing needs a duration' \
   "$NL_TMP/usage.err.out"
 run_check usage --server "$URL" --creds "$NL_TMP/missing.creds"
 expect_rc errors/missing-creds 3
-nl_check errors/missing-creds-message grep -q 'cannot read --creds' \
+nl_check errors/missing-creds-message grep -q -e '--creds: cannot read' \
   "$NL_TMP/usage.err.out"
 
 # --- Help ------------------------------------------------------------------

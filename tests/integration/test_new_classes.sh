@@ -7,10 +7,12 @@
 # For each class: a notification of the right class and severity for the
 # right stream/consumer, with the evidence numbers; after the fix, an OKAY
 # notification. For the advisory-backed findings (MAX_DELIVER_EXHAUSTED,
-# NAK_STORM from NAK advisories, clearing on a DELETED advisory) the
-# latency from the server's advisory to the plugin's finding is measured
-# (the advisory's "timestamp" against the health event's "detected_at", the
-# same clock) and must be under a third of the 3 s poll interval.
+# NAK_STORM from NAK advisories) the latency from the server's advisory to
+# the plugin's finding is measured (the advisory's "timestamp" against the
+# health event's "detected_at", the same clock) and must be under a third
+# of the 3 s poll interval; MAX_DELIVER_EXHAUSTED of a message published
+# since the latest poll, and the clear after a DELETED advisory, come with
+# the next poll (an advisory is a claim), within an interval.
 #
 # A consumer created while the plugin runs is read from its CREATED
 # advisory at once: ACK_NONE_CONSUMER for three consumers created 1 s
@@ -213,7 +215,11 @@ done
 
 wait "$PID_rec_md_ev" "$PID_rec_md_adv" "$PID_rec_nk_ev" "$PID_rec_nk_adv" \
   2>/dev/null
-latency max_deliver_exhausted md_adv.rec 1 md_ev.rec
+# MD/poison's message is published, NAKed to exhaustion and announced
+# within one interval: the claim waits for the next poll to show the
+# message delivered (an advisory is a claim), so the bound is an interval.
+LATENCY_MAX_MS=$((INTERVAL * 1000 + 1500)) latency max_deliver_exhausted \
+  md_adv.rec 1 md_ev.rec
 latency nak_storm nk_adv.rec 5 nk_ev.rec
 wait "$PID_rec_late1_ev" "$PID_rec_late2_ev" "$PID_rec_late3_ev" \
   "$PID_rec_late1_adv" "$PID_rec_late2_adv" "$PID_rec_late3_adv" 2>/dev/null
@@ -273,7 +279,10 @@ expect_okay RETENTION_RISK RR/lag
 expect_okay INTEREST_NO_CONSUMERS "stream IN"
 expect_okay INTEREST_NO_CONSUMERS "stream INF"
 wait "$PID_rec_an_ev" "$PID_rec_an_adv" 2>/dev/null
-latency deleted_clears an_adv.rec 1 an_ev.rec
+# A DELETED advisory is a claim: the clear comes with the first poll that
+# no longer lists the consumer, within an interval (and the poll's time).
+LATENCY_MAX_MS=$((INTERVAL * 1000 + 1500)) latency deleted_clears_next_poll \
+  an_adv.rec 1 an_ev.rec
 
 # Healthy look-alikes raised nothing, and the cluster classes are silent.
 # The look-alikes of RETENTION_RISK were observed with work in hand.

@@ -13,7 +13,13 @@
 #              publish application messages, subscribe to application
 #              subjects or to other clients' inboxes, or create a stream:
 #              the server refuses each (Permissions Violation) and the
-#              application's consumer is untouched.
+#              application's consumer is untouched;
+#   forged     an application user may publish advisories unless denied
+#              `$JS.EVENT.>`: a forged MAX_DELIVERIES (for a consumer
+#              without max_deliver) and a forged DELETED (for the throttled
+#              consumer) raise and clear nothing, and are counted as
+#              contradicted; the user with the deny docs/security.md shows
+#              is refused.
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin privilege
@@ -25,6 +31,10 @@ jetstream { store_dir: "$NL_TMP/js" }
 authorization {
   users: [
     { user: app, password: app-pw }
+    # An application user that cannot publish advisories (docs/security.md).
+    { user: app_safe, password: safe-pw, permissions: {
+        publish: { deny: ["\$JS.EVENT.>"] }
+    } }
     # The monitoring user: the minimal set of docs/security.md.
     { user: nats_lens, password: "$MON_PW", permissions: {
         publish: { allow: ["\$JS.API.STREAM.LIST", "\$JS.API.CONSUMER.LIST.*",
@@ -147,6 +157,43 @@ if echo "$info" | grep -q '"num_pending":5' &&
   nl_pass denied/untouched "LOG/reader still has its 5 messages, none delivered"
 else
   nl_fail denied/untouched "$(echo "$info" | head -c 300)"
+fi
+
+# --- forged advisories -----------------------------------------------------
+# publish_as USER:PW SUBJECT JSON: publishes JSON on SUBJECT (as a request
+# nobody answers).
+publish_as() {
+  "$NL_INJECT" --server "nats://$1@127.0.0.1:$PORT" --timeout-ms 300 \
+    request "$2" "$3" >/dev/null 2>&1
+}
+before=$(nl_notifications | wc -l)
+MD='$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.LOG.reader'
+DEL='$JS.EVENT.ADVISORY.CONSUMER.DELETED.APP.work'
+publish_as app:app-pw "$MD" '{"type":"io.nats.jetstream.advisory.v1.max_deliver","id":"f1","timestamp":"2026-12-02T00:00:00Z","stream":"LOG","consumer":"reader","stream_seq":81,"deliveries":5}'
+publish_as app:app-pw "$DEL" '{"type":"io.nats.jetstream.advisory.v1.consumer_action","id":"f2","timestamp":"2026-12-02T00:00:00Z","stream":"APP","consumer":"work","action":"delete"}'
+contradicted() { nl_csv_seen_since least derive advisories_contradicted 0 '>= 1'; }
+if nl_retry 10 contradicted; then
+  nl_pass forged/counted "the MAX_DELIVERIES claim counted as contradicted"
+else
+  nl_fail forged/counted "no derive-advisories_contradicted >= 1"
+fi
+# Two more polls after it, then nothing may have changed.
+at=$(date +%s)
+nl_retry 10 nl_csv_seen_since least count consumers "$((at + 2))" '== 2' ||
+  nl_fail forged/polled "no poll after the forged advisories"
+changed=$(nl_notifications | tail -n +$((before + 1)))
+if [ -z "$changed" ]; then
+  nl_pass forged/no-change "no finding raised or cleared (APP/work still throttled)"
+else
+  nl_fail forged/no-change "$changed"
+fi
+publish_as app_safe:safe-pw "$MD" '{}'
+sleep 0.3
+if grep -F "Publish Violation - User \"app_safe\", Subject \"$MD" \
+  "$NL_TMP/priv.log" >/dev/null; then
+  nl_pass forged/denied "app_safe may not publish on \$JS.EVENT.>"
+else
+  nl_fail forged/denied "no Publish Violation for app_safe"
 fi
 nl_check collectd/alive kill -0 "$NL_COLLECTD_PID"
 nl_end

@@ -38,11 +38,12 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_advisory_parse_hostile)                                               \
   X(test_advisory_queue_bounded)                                               \
   X(test_max_deliver_exhausted_from_advisory)                                  \
+  X(test_max_deliveries_claims_are_checked)                                    \
   X(test_max_deliver_exhausted_polled_lower_bound)                             \
   X(test_nak_storm_from_advisories)                                            \
   X(test_bounded_nak_loop_is_not_a_storm)                                      \
   X(test_retry_wave_is_not_a_storm)                                            \
-  X(test_deleted_advisory_clears_at_once)                                      \
+  X(test_deleted_advisory_is_a_claim)                                          \
   X(test_config_classes_follow_audit)                                          \
   X(test_interest_no_consumers)                                                \
   X(test_interest_stream_before_its_consumers_is_silent)                       \
@@ -106,10 +107,14 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_single_redelivery_is_not_a_finding)                                   \
   X(test_crash_redelivery_burst_is_not_a_finding)                              \
   X(test_crash_redeliveries_spread_over_polls)                                 \
+  X(test_bounded_nak_loop_polled_is_not_a_storm)                               \
+  X(test_restored_creation_time_is_the_same_consumer)                          \
   X(test_nak_storm_needs_two_intervals)                                        \
   X(test_transient_nak_is_not_a_storm)                                         \
   X(test_missing_progress_long_task)                                           \
   X(test_gap_starts_a_new_regime)                                              \
+  X(test_restored_floor_after_gap_is_not_stuck)                                \
+  X(test_restored_floor_moving_back_is_not_stuck)                              \
   X(test_overlapping_long_tasks_are_missing_progress)                          \
   X(test_slow_processing_with_standing_floor_is_ack_wait)                      \
   X(test_max_pending_throttle)                                                 \
@@ -132,6 +137,7 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_health_transition_policy)                                             \
   X(test_health_summary_schedule)                                              \
   X(test_view_violations)                                                      \
+  X(test_view_violations_stream_level)                                         \
   X(test_view_streams)                                                         \
   X(test_view_history)                                                         \
   X(test_view_health_words)                                                    \

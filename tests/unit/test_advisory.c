@@ -160,6 +160,8 @@ typedef struct {
   int clears[NL_CLASS_COUNT];
   nl_finding last[NL_CLASS_COUNT];
   char last_consumer[64];
+  /* Consumer polls listed, and those the histories took in (world_free). */
+  int listed, recorded;
 } world;
 
 static void on_transition(void *ud, const char *stream, const char *consumer,
@@ -222,7 +224,24 @@ static void world_poll(world *w) {
   set.stream_list_short = w->list_short;
   nl_engine_sink sink = {NULL, NULL, on_transition};
   w->kept = nl_engine_apply(w->engine, &set, w->t, &sink, w);
+  for (size_t i = 0; i < w->n_consumers; i++) {
+    const nl_consumer_snap *c = &w->consumers[i];
+    nl_consumer_state *st =
+        nl_registry_find(nl_engine_registry(w->engine), c->stream, c->name);
+    const nl_sample *latest = st != NULL ? nl_state_latest(st) : NULL;
+    w->listed++;
+    if (latest != NULL && latest->t_ns == w->t &&
+        latest->delivered_consumer_seq == c->delivered_consumer_seq)
+      w->recorded++;
+  }
   w->t += SEC;
+}
+
+/* Ends a world. Every consumer listed in a poll must have reached its
+ * history: a test that finds nothing must have had its scenario seen. */
+static void world_free(world *w) {
+  CHECK_EQ_U(w->recorded, w->listed);
+  nl_engine_free(w->engine);
 }
 
 static void world_advise(world *w, nl_adv_kind kind, const char *stream,
@@ -265,6 +284,7 @@ void test_max_deliver_exhausted_from_advisory(void) {
   add_stream(&w, "MD");
   nl_consumer_snap *c = add_consumer(&w, 0, "poison");
   c->max_deliver = 3;
+  c->delivered_stream_seq = c->delivered_consumer_seq = 20;
   world_poll(&w);
   CHECK(!active_for(&w, "MD", "poison", NL_MAX_DELIVER_EXHAUSTED));
   /* Between polls: the advisory raises the finding at once. */
@@ -298,7 +318,55 @@ void test_max_deliver_exhausted_from_advisory(void) {
   /* With dead-letter handling in sight, advisories raise nothing. */
   world_advise(&w, NL_ADV_MAX_DELIVER, "MD", "poison", 11, 3);
   CHECK_EQ_U(w.onsets[NL_MAX_DELIVER_EXHAUSTED], 1);
-  nl_engine_free(w.engine);
+  world_free(&w);
+}
+
+/* MAX_DELIVERIES advisories are claims checked against the polls: none
+ * counts for a consumer without max_deliver, for more deliveries than it
+ * allows or for a sequence it never delivered; one for a sequence
+ * delivered after the latest poll waits for the next. Once max_deliver is
+ * unlimited (a fix the finding names), it clears and stays clear. */
+void test_max_deliveries_claims_are_checked(void) {
+  world w;
+  world_init(&w, true);
+  add_stream(&w, "MD");
+  nl_consumer_snap *free_c = add_consumer(&w, 0, "unlimited");
+  free_c->delivered_stream_seq = free_c->delivered_consumer_seq = 100;
+  nl_consumer_snap *c = add_consumer(&w, 0, "poison");
+  c->max_deliver = 3;
+  c->delivered_stream_seq = c->delivered_consumer_seq = 100;
+  world_poll(&w);
+  world_advise(&w, NL_ADV_MAX_DELIVER, "MD", "unlimited", 81, 3);
+  world_advise(&w, NL_ADV_MAX_DELIVER, "MD", "poison", 50, 2);
+  world_advise(&w, NL_ADV_MAX_DELIVER, "MD", "poison", 5000, 3);
+  CHECK_EQ_U(w.onsets[NL_MAX_DELIVER_EXHAUSTED], 0);
+  world_poll(&w); /* Sequence 5000 was never delivered. */
+  CHECK_EQ_U(w.onsets[NL_MAX_DELIVER_EXHAUSTED], 0);
+  nl_registry *reg = nl_engine_registry(w.engine);
+  const nl_consumer_state *sp = nl_registry_find(reg, "MD", "poison");
+  const nl_consumer_state *su = nl_registry_find(reg, "MD", "unlimited");
+  CHECK(sp != NULL && sp->ext != NULL && sp->ext->claims_rejected == 2);
+  CHECK(su != NULL && su->ext != NULL && su->ext->claims_rejected == 1);
+  uint64_t fed, unknown, contradicted;
+  nl_engine_advisory_counts(w.engine, &fed, &unknown, &contradicted);
+  CHECK(fed == 3 && unknown == 0 && contradicted == 3);
+  /* Delivered and exhausted between two polls: confirmed by the next. */
+  world_advise(&w, NL_ADV_MAX_DELIVER, "MD", "poison", 104, 3);
+  CHECK_EQ_U(w.onsets[NL_MAX_DELIVER_EXHAUSTED], 0);
+  c->delivered_stream_seq = c->delivered_consumer_seq = 110;
+  world_poll(&w);
+  CHECK(active_for(&w, "MD", "poison", NL_MAX_DELIVER_EXHAUSTED));
+  CHECK(nl_finding_get(&w.last[NL_MAX_DELIVER_EXHAUSTED], "exhausted_seq_1",
+                       0) == 104);
+  /* The fix: max_deliver unlimited. */
+  c->max_deliver = -1;
+  world_poll(&w);
+  CHECK(!active_for(&w, "MD", "poison", NL_MAX_DELIVER_EXHAUSTED));
+  for (int i = 0; i < 5; i++)
+    world_poll(&w);
+  CHECK_EQ_U(w.onsets[NL_MAX_DELIVER_EXHAUSTED], 1);
+  CHECK_EQ_U(w.clears[NL_MAX_DELIVER_EXHAUSTED], 1);
+  world_free(&w);
 }
 
 void test_max_deliver_exhausted_polled_lower_bound(void) {
@@ -327,8 +395,8 @@ void test_max_deliver_exhausted_polled_lower_bound(void) {
   world_poll(&w2);
   world_poll(&w2);
   CHECK_EQ_U(w2.onsets[NL_MAX_DELIVER_EXHAUSTED], 0);
-  nl_engine_free(w.engine);
-  nl_engine_free(w2.engine);
+  world_free(&w);
+  world_free(&w2);
 }
 
 void test_nak_storm_from_advisories(void) {
@@ -358,7 +426,7 @@ void test_nak_storm_from_advisories(void) {
   w.t += 6 * SEC;
   CHECK(world_polls_to_clear(&w, "NK", "loop", NL_NAK_STORM, 60) == 31);
   CHECK_EQ_U(w.clears[NL_NAK_STORM], 1);
-  nl_engine_free(w.engine);
+  world_free(&w);
 }
 
 /* Poison messages NAKed until max_deliver 3 (a dead-letter pattern): the
@@ -377,7 +445,7 @@ static unsigned bounded_loop_onsets(int64_t max_deliver) {
     }
   world_poll(&w);
   unsigned n = w.onsets[NL_NAK_STORM];
-  nl_engine_free(w.engine);
+  world_free(&w);
   return n;
 }
 
@@ -404,7 +472,7 @@ static unsigned retry_wave_onsets(unsigned per_message) {
     world_poll(&w);
   }
   unsigned n = w.onsets[NL_NAK_STORM];
-  nl_engine_free(w.engine);
+  world_free(&w);
   return n;
 }
 
@@ -418,7 +486,10 @@ void test_bounded_nak_loop_is_not_a_storm(void) {
   CHECK_EQ_U(bounded_loop_onsets(-1), 1);
 }
 
-void test_deleted_advisory_clears_at_once(void) {
+/* A DELETED advisory is a claim: it clears nothing (a forged one would
+ * clear a real finding); the next poll that no longer lists the consumer
+ * does, and one that still lists it keeps the finding. */
+void test_deleted_advisory_is_a_claim(void) {
   world w;
   world_init(&w, true);
   add_stream(&w, "AN");
@@ -427,6 +498,13 @@ void test_deleted_advisory_clears_at_once(void) {
   world_poll(&w);
   CHECK(active_for(&w, "AN", "fast", NL_ACK_NONE_CONSUMER));
   world_advise(&w, NL_ADV_DELETED, "AN", "fast", 0, 0);
+  CHECK(active_for(&w, "AN", "fast", NL_ACK_NONE_CONSUMER));
+  world_poll(&w); /* Forged: the consumer is still there. */
+  CHECK(active_for(&w, "AN", "fast", NL_ACK_NONE_CONSUMER));
+  CHECK_EQ_U(w.clears[NL_ACK_NONE_CONSUMER], 0);
+  w.n_consumers = 0; /* Deleted for real: the next poll clears. */
+  w.streams[0].consumer_count = 0;
+  world_poll(&w);
   CHECK(!active_for(&w, "AN", "fast", NL_ACK_NONE_CONSUMER));
   CHECK_EQ_U(w.clears[NL_ACK_NONE_CONSUMER], 1);
   /* Advisories of consumers no poll saw are dropped. */
@@ -435,7 +513,7 @@ void test_deleted_advisory_clears_at_once(void) {
       &(nl_advisory){
           .kind = NL_ADV_NAK, .stream = "X", .consumer = "Y", .stream_seq = 1},
       w.t, NULL, NULL));
-  nl_engine_free(w.engine);
+  world_free(&w);
 }
 
 void test_config_classes_follow_audit(void) {
@@ -475,14 +553,14 @@ void test_config_classes_follow_audit(void) {
   all->has_deliver_group = true;
   world_poll(&w);
   CHECK(active_for(&w, "S", "all", NL_ACK_ALL_PARALLEL));
-  nl_engine_free(w.engine);
+  world_free(&w);
   /* Off: the check command's engine raises none of them. */
   world_init(&w, false);
   add_stream(&w, "S");
   add_consumer(&w, 0, "none")->ack_policy = NL_ACK_NONE;
   world_poll(&w);
   CHECK_EQ_U(w.onsets[NL_ACK_NONE_CONSUMER], 0);
-  nl_engine_free(w.engine);
+  world_free(&w);
 }
 
 void test_interest_no_consumers(void) {
@@ -540,7 +618,7 @@ void test_interest_no_consumers(void) {
         31);
   CHECK(!active_for(&w, "INF", NULL, NL_INTEREST_NO_CONSUMERS));
   CHECK_EQ_U(w.clears[NL_INTEREST_NO_CONSUMERS], 2);
-  nl_engine_free(w.engine);
+  world_free(&w);
 }
 
 /* An interest stream created a poll before its consumers (every deploy)
@@ -565,7 +643,7 @@ void test_interest_stream_before_its_consumers_is_silent(void) {
         NULL);
   CHECK_EQ_U(s->consumer_count, 1);
   CHECK_EQ_U(w.onsets[NL_INTEREST_NO_CONSUMERS], 0);
-  nl_engine_free(w.engine);
+  world_free(&w);
 }
 
 /* After a server restart an interest stream's consumer can come back with
@@ -601,7 +679,7 @@ void test_interest_consumer_reset_is_not_a_drop(void) {
   world_poll(&w);
   CHECK_EQ_U(w.kept, 1);
   CHECK_EQ_U(w.onsets[NL_INTEREST_NO_CONSUMERS], 0);
-  nl_engine_free(w.engine);
+  world_free(&w);
 }
 
 void test_single_replica_and_unobservable(void) {
@@ -641,7 +719,7 @@ void test_single_replica_and_unobservable(void) {
   w.n_streams = 1;
   world_poll(&w);
   CHECK(!active_for(&w, "R1", NULL, NL_STREAM_SINGLE_REPLICA));
-  nl_engine_free(w.engine);
+  world_free(&w);
 }
 
 void test_push_unbound(void) {
@@ -678,8 +756,8 @@ void test_push_unbound(void) {
   gone->push_bound = true;
   CHECK(world_polls_to_clear(&w, "PU", "gone", NL_PUSH_UNBOUND, 60) == 31);
   (void)s;
-  nl_engine_free(w.engine);
-  nl_engine_free(w2.engine);
+  world_free(&w);
+  world_free(&w2);
 }
 
 /* One poll of an unfiltered consumer c of stream s that has received
@@ -731,7 +809,7 @@ void test_retention_risk_forecast(void) {
   consumer_at(s, lag, s->last_seq, s->last_seq);
   CHECK(world_polls_to_clear(&w, "RR", "lag", NL_RETENTION_RISK, 60) == 31);
   CHECK_EQ_U(w.clears[NL_RETENTION_RISK], 1);
-  nl_engine_free(w.engine);
+  world_free(&w);
 }
 
 /* A stalled consumer of a max_age stream: its oldest unreceived message
@@ -760,7 +838,7 @@ void test_retention_risk_max_age(void) {
   CHECK(age <= raised_at && age >= raised_at - 1);
   CHECK(fabs(forecast - (600 - age)) <= 2);
   CHECK(strstr(w.last[NL_RETENTION_RISK].fix_command, "--max-age") != NULL);
-  nl_engine_free(w.engine);
+  world_free(&w);
 }
 
 /* Healthy look-alikes of retention risk, each polled for two minutes once
@@ -831,7 +909,7 @@ void test_retention_risk_healthy_are_silent(void) {
   CHECK(max_wq_backlog >= 2 && max_batch >= 190 && max_drain == 1000);
   CHECK_EQ_U(nl_registry_size(nl_engine_registry(w.engine)), 5);
   CHECK_EQ_U(w.onsets[NL_RETENTION_RISK], 0);
-  nl_engine_free(w.engine);
+  world_free(&w);
 }
 
 /* A real lag whose rise breaks for a moment every 40 s (the consumer
@@ -855,7 +933,7 @@ void test_retention_risk_does_not_flap(void) {
   CHECK(polls_raised >= 60);
   CHECK_EQ_U(w.onsets[NL_RETENTION_RISK], 1);
   CHECK_EQ_U(w.clears[NL_RETENTION_RISK], 0);
-  nl_engine_free(w.engine);
+  world_free(&w);
 }
 
 /* Checks that the retry scenario of stream (consumer "retry") ran, with at
@@ -869,7 +947,7 @@ static void check_retries_silent(world *w, const char *stream,
   CHECK_EQ_U(w->onsets[NL_ACK_WAIT_VIOLATION], 0);
   CHECK_EQ_U(w->onsets[NL_MISSING_PROGRESS], 0);
   CHECK_EQ_U(w->onsets[NL_NAK_STORM], 0);
-  nl_engine_free(w->engine);
+  world_free(w);
 }
 
 /* A consumer NAKs every message once with a 1 s delay (a transient
@@ -930,7 +1008,7 @@ static unsigned long_nak_delay_onsets(bool advisories, uint64_t *redelivered) {
   *redelivered = st != NULL ? st->redelivered_total : 0;
   unsigned n = w.onsets[NL_ACK_WAIT_VIOLATION] + w.onsets[NL_MISSING_PROGRESS] +
                w.onsets[NL_NAK_STORM];
-  nl_engine_free(w.engine);
+  world_free(&w);
   return n;
 }
 
@@ -1047,7 +1125,7 @@ void test_missing_stream_is_unobservable(void) {
   world_poll(&w);
   CHECK(!active_for(&w, "UO", "fast", NL_ACK_NONE_CONSUMER));
   CHECK_EQ_U(w.clears[NL_ACK_NONE_CONSUMER], 1);
-  nl_engine_free(w.engine);
+  world_free(&w);
 }
 
 /* A stream missing from one poll only (a leader election after a server
@@ -1070,7 +1148,7 @@ void test_one_unobservable_poll_is_not_a_finding(void) {
   CHECK_EQ_U(w.onsets[NL_CONSUMER_UNOBSERVABLE], 0);
   world_poll(&w);
   CHECK_EQ_U(w.onsets[NL_CONSUMER_UNOBSERVABLE], 1);
-  nl_engine_free(w.engine);
+  world_free(&w);
 }
 
 /* A stream left out of a stream list that is short of its total (a
@@ -1104,7 +1182,7 @@ void test_short_stream_list_keeps_unlisted(void) {
   world_poll(&w);
   CHECK(!active_for(&w, "UO", NULL, NL_CONSUMER_UNOBSERVABLE));
   CHECK_EQ_U(w.onsets[NL_CONSUMER_UNOBSERVABLE], 1);
-  nl_engine_free(w.engine);
+  world_free(&w);
 }
 
 /* Feeds one ack sample (ack_time in ms) of stream/consumer to w. */
@@ -1195,7 +1273,7 @@ void test_ack_samples_p99(void) {
   CHECK(strcmp(out[NL_MISSING_PROGRESS].recommendation, held.recommendation) ==
         0);
   CHECK(out[NL_MISSING_PROGRESS].n_evidence == held.n_evidence);
-  nl_engine_free(w.engine);
+  world_free(&w);
 }
 
 /* A request function answering STREAM.INFO and CONSUMER.INFO with the
@@ -1279,5 +1357,5 @@ void test_created_consumer_refresh(void) {
   world_poll(&w);
   CHECK(active_for(&w, "AN", "late", NL_ACK_NONE_CONSUMER));
   CHECK_EQ_U(w.onsets[NL_ACK_NONE_CONSUMER], 1);
-  nl_engine_free(w.engine);
+  world_free(&w);
 }

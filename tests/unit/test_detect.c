@@ -19,6 +19,7 @@ typedef struct {
   int clears[NL_CLASS_COUNT];
   int first_onset_poll[NL_CLASS_COUNT];
   int polls;
+  int recorded; /* Polls the consumer's history took in (see sim_free). */
   nl_finding last[NL_CLASS_COUNT];
   nl_stream_snap stream;
   nl_consumer_snap consumer;
@@ -60,7 +61,12 @@ static void sim_init(sim *s) {
   s->consumer.max_deliver = -1;
 }
 
-static void sim_free(sim *s) { nl_engine_free(s->engine); }
+/* Ends a simulation. Every poll must have reached the consumer's history:
+ * a test that finds nothing must have had its scenario seen. */
+static void sim_free(sim *s) {
+  CHECK_EQ_U(s->recorded, s->polls);
+  nl_engine_free(s->engine);
+}
 
 /* Applies one poll with the current stream and consumer fields, then moves
  * the clock by one second. */
@@ -73,6 +79,12 @@ static void sim_poll(sim *s) {
   nl_engine_sink sink = {NULL, NULL, on_transition};
   s->polls++;
   nl_engine_apply(s->engine, &set, s->t, &sink, s);
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(s->engine), "ORDERS", "proc");
+  const nl_sample *latest = st != NULL ? nl_state_latest(st) : NULL;
+  if (latest != NULL && latest->t_ns == s->t &&
+      latest->delivered_consumer_seq == s->consumer.delivered_consumer_seq)
+    s->recorded++;
   s->t += SEC;
 }
 
@@ -319,6 +331,56 @@ static void nak_step(sim *s) {
   c->num_pending = 10;
 }
 
+/* The same NAK loop on a consumer whose max_deliver (5) bounds it: each
+ * message cycles at most 5 times and is then exhausted, which is
+ * MAX_DELIVER_EXHAUSTED's business; no NAK_STORM by polling. */
+void test_bounded_nak_loop_polled_is_not_a_storm(void) {
+  sim s;
+  sim_init(&s);
+  s.consumer.max_deliver = 5;
+  healthy_step(&s, 5);
+  sim_poll(&s);
+  for (int i = 0; i < 5; i++) {
+    nak_step(&s);
+    sim_poll(&s);
+  }
+  CHECK_EQ_U(s.onsets[NL_NAK_STORM], 0);
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(s.engine), "ORDERS", "proc");
+  CHECK(st != NULL && st->redelivered_total == 200);
+  sim_free(&s);
+}
+
+/* A restarted server reports a consumer's creation time a fraction of a
+ * millisecond off: the same consumer, whose history and findings go on
+ * (a MAX_PENDING_THROTTLE whose condition stands is not cleared and raised
+ * again, and the redelivery counts are not lost). */
+void test_restored_creation_time_is_the_same_consumer(void) {
+  sim s;
+  sim_init(&s);
+  s.consumer.max_ack_pending = 5;
+  healthy_step(&s, 5);
+  s.consumer.num_ack_pending = 5;
+  s.consumer.num_pending = 20;
+  sim_poll(&s);
+  CHECK(sim_active(&s, NL_MAX_PENDING_THROTTLE));
+  s.consumer.created_ns += 300000; /* 0.3 ms. */
+  for (int i = 0; i < 40; i++)
+    sim_poll(&s);
+  CHECK(sim_active(&s, NL_MAX_PENDING_THROTTLE));
+  CHECK_EQ_U(s.onsets[NL_MAX_PENDING_THROTTLE], 1);
+  CHECK_EQ_U(s.clears[NL_MAX_PENDING_THROTTLE], 0);
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(s.engine), "ORDERS", "proc");
+  CHECK(st != NULL && st->resets == 0);
+  /* Deleted and created again a second later: a new consumer, whose
+   * history starts again. */
+  s.consumer.created_ns += SEC;
+  sim_poll(&s);
+  CHECK(st->resets == 1);
+  sim_free(&s);
+}
+
 void test_nak_storm_needs_two_intervals(void) {
   sim s;
   sim_init(&s);
@@ -433,8 +495,77 @@ void test_gap_starts_a_new_regime(void) {
   }
   CHECK(sim_active(&s, NL_MISSING_PROGRESS));
   CHECK_EQ_U(s.first_onset_poll[NL_MISSING_PROGRESS], 9);
+  /* After a gap the standing floor proves nothing (it may be one the
+   * server restored): the redeliveries recurring name the long task. */
+  CHECK(strstr(s.last[NL_MISSING_PROGRESS].description,
+               "redeliveries by "
+               "ack_wait expiry") != NULL);
   CHECK(!sim_active(&s, NL_ACK_WAIT_VIOLATION));
   sim_free(&s);
+}
+
+/* A limits stream (max_msgs 3000) and a consumer with ack_wait 5 s, 4
+ * workers with 3 messages in flight, 20 messages a second, acked in time.
+ * At poll 11 the server restarts: the consumer comes back with its ack
+ * floor at stream sequence 1 (restored from older state, as 2.9.10 does),
+ * and the floor stays there while messages keep flowing, because some are
+ * always pending. The 3 messages the crashed workers held expire 5 s
+ * later and are redelivered once. None of this is a stuck task, and the
+ * stale floor is no retention exposure either: no finding, whether the
+ * gap was seen (a reconnect) or not, and whether the delivered counters
+ * were restored too (then the history starts again) or only the floor. */
+static void restored_floor_run(bool gap_seen, bool delivered_back) {
+  sim s;
+  sim_init(&s);
+  s.consumer.ack_wait_ns = 5 * SEC;
+  s.stream.max_msgs = 3000;
+  s.stream.msgs = 0;
+  s.stream.last_seq = 0;
+  s.stream.first_seq = 1;
+  nl_consumer_snap *c = &s.consumer;
+  uint64_t before = 0;
+  for (int i = 0; i < 120; i++) {
+    if (i == 10) {
+      if (gap_seen)
+        nl_engine_gap(s.engine, s.t);
+      before = c->ack_floor_stream_seq;
+      c->ack_floor_stream_seq = 1;
+      if (delivered_back) {
+        c->delivered_stream_seq -= 50;
+        c->delivered_consumer_seq -= 50;
+      }
+    }
+    s.stream.last_seq += 20;
+    s.stream.msgs = s.stream.last_seq < 3000 ? s.stream.last_seq : 3000;
+    s.stream.first_seq = s.stream.last_seq - s.stream.msgs + 1;
+    c->delivered_stream_seq += 20;
+    c->delivered_consumer_seq += 20 + (i == 15 ? 3 : 0);
+    if (i < 10)
+      c->ack_floor_stream_seq = c->delivered_stream_seq - 3;
+    c->ack_last_ns = s.t - SEC / 10;
+    c->num_ack_pending = 3;
+    c->num_pending = 0;
+    sim_poll(&s);
+  }
+  /* The scenario happened: the floor went back from where it was. */
+  CHECK(before > 100);
+  CHECK_EQ_U(c->ack_floor_stream_seq, 1);
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(s.engine), "ORDERS", "proc");
+  CHECK(st != NULL && st->redelivered_total == 3);
+  CHECK_EQ_U(st->resets, delivered_back ? 1 : 0);
+  CHECK_EQ_U(total_onsets(&s), 0);
+  sim_free(&s);
+}
+
+void test_restored_floor_after_gap_is_not_stuck(void) {
+  restored_floor_run(true, false);
+  restored_floor_run(true, true);
+}
+
+void test_restored_floor_moving_back_is_not_stuck(void) {
+  restored_floor_run(false, false);
+  restored_floor_run(false, true);
 }
 
 void test_overlapping_long_tasks_are_missing_progress(void) {

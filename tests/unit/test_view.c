@@ -110,9 +110,8 @@ void test_view_violations(void) {
   fixture_init(&fx);
   fixture_poll(&fx);
   fixture_poll(&fx);
-  nl_registry *reg = nl_engine_registry(fx.engine);
   size_t len = 0;
-  char *text = nl_view_violations(reg, "prod", fx.t, &len);
+  char *text = nl_view_violations(fx.engine, "prod", fx.t, &len);
   CHECK(text != NULL && len == strlen(text));
   struct json_object *doc = parse(text);
   CHECK(doc != NULL);
@@ -145,11 +144,50 @@ void test_view_violations(void) {
   fx.set.consumers = &fx.consumers[1];
   fx.set.n_consumers = 1;
   fixture_poll(&fx);
-  doc = parse(
-      nl_view_violations(nl_engine_registry(fx.engine), "prod", fx.t, NULL));
+  doc = parse(nl_view_violations(fx.engine, "prod", fx.t, NULL));
   CHECK(doc != NULL);
   CHECK(json_object_is_type(get(doc, "violations"), json_type_array));
   CHECK_EQ_U(json_object_array_length(get(doc, "violations")), 0);
+  json_object_put(doc);
+  nl_engine_free(fx.engine);
+}
+
+/* A stream-level finding (STREAM_SINGLE_REPLICA of an R1 stream in a
+ * cluster) is listed too, without a consumer, before the consumer-level
+ * findings of the same severity on that stream. */
+void test_view_violations_stream_level(void) {
+  fixture fx;
+  fixture_init(&fx);
+  nl_engine_free(fx.engine);
+  nl_detect_params p;
+  nl_detect_params_default(&p);
+  p.config_classes = true;
+  fx.engine = nl_engine_create(&p);
+  fx.streams[1].cluster = "C1";
+  fx.streams[1].replicas = 1;
+  fixture_poll(&fx);
+  fixture_poll(&fx);
+  struct json_object *doc =
+      parse(nl_view_violations(fx.engine, "prod", fx.t, NULL));
+  struct json_object *arr = get(doc, "violations");
+  size_t n = json_object_array_length(arr), found = 0, at = 0;
+  for (size_t i = 0; i < n; i++) {
+    struct json_object *v = json_object_array_get_idx(arr, i);
+    if (strcmp(get_str(v, "type"), "STREAM_SINGLE_REPLICA") == 0) {
+      found++;
+      at = i;
+      CHECK(strcmp(get_str(v, "stream_name"), "odd/name") == 0);
+      CHECK(get(v, "consumer_name") == NULL);
+    }
+  }
+  CHECK_EQ_U(found, 1);
+  CHECK_EQ_U(json_object_get_int(get(doc, "count")), n);
+  /* Ordered: no finding of higher severity comes after it. */
+  for (size_t i = at + 1; i < n; i++)
+    CHECK(strcmp(get_str(json_object_array_get_idx(arr, i), "severity"),
+                 "critical") != 0 ||
+          strcmp(get_str(json_object_array_get_idx(arr, at), "severity"),
+                 "critical") == 0);
   json_object_put(doc);
   nl_engine_free(fx.engine);
 }

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""The mutation check (make mutate): can the unit tests fail?
+
+Each mutation below breaks one rule of the core the way a careless change
+would (a consumer skipped, a comparison turned round, a clearing dropped, a
+guard against a false finding removed). The check copies the core and the
+unit tests to a scratch directory, applies one mutation at a time, builds
+the unit tests there and runs them. A mutation is caught when the tests
+fail (or hang: 120 s). It prints one line per mutation and ends with
+"N passed, N failed": a mutation the tests miss, or one whose text is no
+longer in the source (the list must follow the code), is a failure.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# (name, file, text as it stands, text of the mutation). The text must
+# appear exactly once in the file.
+MUTATIONS = [
+    ("engine skips every consumer", "plugin/core/nl_engine.c",
+     "    if (st == NULL)\n      continue;\n    /* Classes no detector",
+     "    if (st == NULL || 1)\n      continue;\n    /* Classes no detector"),
+    ("no redelivery is counted", "plugin/core/nl_history.c",
+     "uint64_t r = sat_sub(dc, ds);", "uint64_t r = 0;"),
+    ("a finding never clears by itself", "plugin/core/nl_engine.c",
+     "  return held->absent_polls >= NL_CLEAR_POLLS &&",
+     "  return 0 && held->absent_polls >= NL_CLEAR_POLLS &&"),
+    ("a finding clears without its hold", "plugin/core/nl_engine.c",
+     "now_ns - held->absent_since_ns >= hold_ns;",
+     "now_ns - held->absent_since_ns >= 0;"),
+    ("a fix does not clear at once", "plugin/core/nl_engine.c",
+     "if (held->config_key != 0 && key != 0 && key != held->config_key)",
+     "if (0 && held->config_key != 0 && key != held->config_key)"),
+    ("MAX_PENDING_THROTTLE below the cap", "plugin/core/nl_detect.c",
+     "c->num_ack_pending < (uint64_t)c->max_ack_pending",
+     "c->num_ack_pending + 1 < (uint64_t)c->max_ack_pending"),
+    ("MISSING_PROGRESS without the 2 x delay", "plugin/core/nl_detect.c",
+     "(double)stuck >= limit && few;", "(double)stuck >= 0 && few;"),
+    ("a bounded NAK loop is a storm", "plugin/core/nl_detect.c",
+     "      nl_nak_loop_bounded(c->max_deliver))\n    return false;",
+     "      0)\n    return false;"),
+    ("NAK advisories explain nothing", "plugin/core/nl_history.c",
+     "  if (st->nak_credit < UINT32_MAX)\n    st->nak_credit++;",
+     "  (void)st;"),
+    ("a restored floor counts as standing", "plugin/core/nl_history.c",
+     "  nl_state_new_regime(st, now_ns);\n  st->floor_unproven = true;",
+     "  nl_state_new_regime(st, now_ns);"),
+    ("a floor moving back is a true floor", "plugin/core/nl_history.c",
+     "  if (floor_back)\n    st->floor_unproven = true;", ""),
+    ("a restored creation time is a new consumer", "plugin/core/nl_snapshot.c",
+     "return a >= b ? a - b <= NL_CREATED_SLACK_NS : b - a <= NL_CREATED_SLACK_NS;",
+     "return a == b;"),
+    ("an empty Interest stream raises at once", "plugin/core/nl_detect_ext.c",
+     "nl_seconds(now_ns - prev->empty_since_ns) >= NL_INTEREST_EMPTY_S;",
+     "nl_seconds(now_ns - prev->empty_since_ns) >= 0;"),
+    ("no message counts as lost", "plugin/core/nl_history.c",
+     "  st->lost_last = lost;", "  st->lost_last = 0;"),
+    ("a MAX_DELIVERIES claim is taken on trust", "plugin/core/nl_detect_ext.c",
+     "  return max_deliver > 0 && seq > 0 && seq <= delivered &&",
+     "  return true || max_deliver > 0 && seq > 0 && seq <= delivered &&"),
+    ("MAX_DELIVER_EXHAUSTED stays after max_deliver is unlimited",
+     "plugin/core/nl_detect_ext.c",
+     "if (x == NULL || x->dead_letter || x->max_deliver <= 0)",
+     "if (x == NULL || x->dead_letter)"),
+    ("stream-level findings are left out of the list", "plugin/core/nl_engine.c",
+     "        active_add(&l, t->name, NULL, t->active[cls]);", "        ;"),
+    ("ack_wait is not read", "plugin/core/nl_parse.c",
+     'c->ack_wait_ns = get_i64(cfg, "ack_wait", 0);',
+     'c->ack_wait_ns = get_i64(cfg, "ack_wait_", 0);'),
+]
+
+
+def run(cmd, cwd, timeout):
+    """Runs cmd in cwd; returns (exit status or None on timeout, output)."""
+    try:
+        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, timeout=timeout)
+        return p.returncode, p.stdout.decode(errors="replace")
+    except subprocess.TimeoutExpired:
+        return None, ""
+
+
+def first_failure(out):
+    """The first failing test named in unit test output, or a short tail."""
+    for line in out.splitlines():
+        if line.startswith("FAIL "):
+            return line[5:]
+    return out.strip().splitlines()[-1] if out.strip() else "no output"
+
+
+def main():
+    scratch = tempfile.mkdtemp(prefix="nats-lens-mutate.")
+    try:
+        for d in ("plugin", "tests/unit", "tests/fixtures"):
+            shutil.copytree(os.path.join(ROOT, d), os.path.join(scratch, d),
+                            ignore=shutil.ignore_patterns("*.so", "*.o"))
+        for f in ("Makefile", "VERSION"):
+            shutil.copy(os.path.join(ROOT, f), scratch)
+        build = ["make", "-s", "build/unit_tests", "CFLAGS=-O0 -g"]
+        tests = ["./build/unit_tests", "tests/fixtures"]
+        rc, out = run(build, scratch, 600)
+        if rc == 0:
+            rc, out = run(tests, scratch, 300)
+        if rc != 0:
+            print("FAIL mutate/baseline: the unmutated tests do not pass: " +
+                  first_failure(out))
+            print("0 passed, 1 failed")
+            return 1
+        passed = failed = 0
+        for name, path, old, new in MUTATIONS:
+            src = os.path.join(scratch, path)
+            with open(src) as fh:
+                text = fh.read()
+            if text.count(old) != 1:
+                print("FAIL mutate/%s: its text is %s in %s" % (
+                    name, "not" if old not in text else "more than once",
+                    path))
+                failed += 1
+                continue
+            with open(src, "w") as fh:
+                fh.write(text.replace(old, new))
+            rc, out = run(build, scratch, 600)
+            if rc != 0:
+                print("FAIL mutate/%s: the mutation does not build: %s" % (
+                    name, out.strip()[-200:]))
+                failed += 1
+            else:
+                rc, out = run(tests, scratch, 120)
+                if rc == 0:
+                    print("FAIL mutate/%s: no unit test fails" % name)
+                    failed += 1
+                else:
+                    print("PASS mutate/%s (caught: %s)" % (
+                        name, "tests hang" if rc is None else
+                        first_failure(out)[:120]))
+                    passed += 1
+            with open(src, "w") as fh:
+                fh.write(text)
+        print("%d passed, %d failed" % (passed, failed))
+        return 1 if failed else 0
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
