@@ -23,6 +23,14 @@ void nl_detect_params_default(nl_detect_params *p) {
   p->config_classes = false;
 }
 
+void nl_detect_nak_fix(const char *stream, const char *consumer,
+                       double max_deliver, char *buf, size_t len) {
+  nl_shell_names q;
+  nl_shell_names_of(stream, consumer, &q);
+  snprintf(buf, len, "nats consumer edit %s %s --max-deliver %.0f", q.stream,
+           q.consumer, max_deliver);
+}
+
 void nl_detect_ack_wait_fix(const nl_consumer_snap *c, double ack_wait_s,
                             char *buf, size_t len) {
   nl_shell_names q;
@@ -101,11 +109,8 @@ static bool detect_nak_storm(const nl_consumer_state *st,
       "NAKed and redelivered in a loop without progress",
       dt > 0 ? (double)sum / dt : 0, dt, c->ack_floor_stream_seq,
       c->num_ack_pending, delay > 0 ? (double)c->num_ack_pending / delay : 0);
-  nl_shell_names q;
-  nl_shell_names_of(c->stream, c->name, &q);
-  snprintf(f->fix_command, sizeof(f->fix_command),
-           "nats consumer edit %s %s --max-deliver %.0f", q.stream, q.consumer,
-           rec);
+  nl_detect_nak_fix(c->stream, c->name, rec, f->fix_command,
+                    sizeof(f->fix_command));
   snprintf(f->recommendation, sizeof(f->recommendation),
            "bound the loop with max_deliver %.0f (%s) and NAK with a delay "
            "(or terminate poison messages) so one bad message cannot cycle",

@@ -84,6 +84,11 @@ void nl_detect_consumer(const nl_consumer_state *st, const nl_consumer_snap *c,
                         bool active[NL_CLASS_COUNT],
                         nl_finding out[NL_CLASS_COUNT]);
 
+/* Writes into buf (len bytes) the fix of a NAK loop on consumer/stream:
+ * `nats consumer edit` with max_deliver set. */
+void nl_detect_nak_fix(const char *stream, const char *consumer,
+                       double max_deliver, char *buf, size_t len);
+
 /* Writes into buf the command that makes consumer c's first redelivery
  * come after ack_wait_s seconds (names shell-quoted): --wait, or for a
  * consumer with a backoff (whose first step the server uses as ack_wait) a

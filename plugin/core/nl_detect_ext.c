@@ -1,367 +1,14 @@
-/* nl_detect_ext.c: the classes beyond the five, and advisory evidence (see
- * nl_detect_ext.h and docs/detectors.md). */
-#include "nl_detect_ext.h"
+/* nl_detect_ext.c: the consumer classes beyond the five, from each poll:
+ * PUSH_UNBOUND, RETENTION_RISK (nl_detect_retention.c), the configuration
+ * classes, and the advisory evidence (nl_detect_advised.c) joined with
+ * what the poll shows (see nl_detect_ext.h and docs/detectors.md). */
+#include "nl_detect_advised.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Returns st->ext, allocating it zeroed; NULL when memory runs out. */
-static nl_ext_state *ext_of(nl_consumer_state *st) {
-  if (st->ext == NULL)
-    st->ext = calloc(1, sizeof(*st->ext));
-  return st->ext;
-}
-
-/* Keeps exhausted sequence seq. */
-static void add_exhausted(nl_ext_state *x, uint64_t seq, int64_t at_ns) {
-  x->exhausted_seqs[x->n_exhausted % NL_EXT_EXHAUSTED] = seq;
-  x->n_exhausted++;
-  x->exhausted_last_ns = at_ns;
-}
-
-/* Whether a MAX_DELIVERIES advisory for seq with deliveries is possible
- * for a consumer with max_deliver that has delivered up to delivered. */
-static bool exhaustion_possible(int64_t max_deliver, uint64_t seq,
-                                uint64_t deliveries, uint64_t delivered) {
-  return max_deliver > 0 && seq > 0 && seq <= delivered &&
-         (deliveries == 0 || deliveries >= (uint64_t)max_deliver);
-}
-
-/* Takes a MAX_DELIVERIES claim: kept when the latest poll makes it
- * possible (the sequence was stored for the consumer then: delivered or
- * pending), left for the next poll when only the sequence is beyond what
- * that poll saw, else rejected. Returns 1 when rejected. */
-static int claim_exhausted(nl_ext_state *x, const nl_consumer_state *st,
-                           const nl_advisory *a) {
-  const nl_sample *s0 = nl_state_latest(st);
-  uint64_t delivered =
-      s0 != NULL ? s0->delivered_stream_seq + s0->num_pending : 0;
-  if (exhaustion_possible(x->max_deliver, a->stream_seq, a->deliveries,
-                          delivered)) {
-    add_exhausted(x, a->stream_seq, a->received_ns);
-  } else if (exhaustion_possible(x->max_deliver, a->stream_seq, a->deliveries,
-                                 UINT64_MAX) &&
-             x->n_claimed < NL_EXT_CLAIMS) {
-    x->claimed_seqs[x->n_claimed++] = a->stream_seq;
-    x->exhausted_last_ns = a->received_ns;
-  } else {
-    x->claims_rejected++;
-    return 1;
-  }
-  return 0;
-}
-
-unsigned nl_ext_confirm(nl_consumer_state *st, const nl_consumer_snap *c) {
-  nl_ext_state *x = st->ext;
-  if (x == NULL || x->n_claimed == 0)
-    return 0;
-  unsigned dropped = 0;
-  for (unsigned i = 0; i < x->n_claimed; i++) {
-    if (exhaustion_possible(c->max_deliver, x->claimed_seqs[i], 0,
-                            c->delivered_stream_seq)) {
-      add_exhausted(x, x->claimed_seqs[i], x->exhausted_last_ns);
-    } else {
-      x->claims_rejected++;
-      dropped++;
-    }
-  }
-  x->n_claimed = 0;
-  return dropped;
-}
-
-int nl_ext_record(nl_consumer_state *st, const nl_advisory *a) {
-  nl_ext_state *x = ext_of(st);
-  if (x == NULL)
-    return -1;
-  switch (a->kind) {
-  case NL_ADV_NAK:
-    nl_state_add_nak(st);
-    x->naks[x->n_naks % NL_EXT_NAKS] =
-        (nl_ext_nak){a->received_ns, a->stream_seq, a->deliveries};
-    x->n_naks++;
-    break;
-  case NL_ADV_MAX_DELIVER:
-    return claim_exhausted(x, st, a);
-  case NL_ADV_TERMINATED:
-    x->n_terminated++;
-    break;
-  case NL_ADV_ACK_SAMPLE:
-    x->acks[x->n_acks % NL_EXT_ACKS] =
-        (nl_ext_ack){a->ack_time_ns > 0 ? a->ack_time_ns : 0, a->deliveries};
-    x->n_acks++;
-    break;
-  case NL_ADV_QUORUM_LOST:
-    x->n_quorum_lost++;
-    break;
-  case NL_ADV_LEADER_ELECTED:
-    x->n_leader_elected++;
-    break;
-  default:
-    break;
-  }
-  return 0;
-}
-
-/* Writes the newest k (at most 3) exhausted sequences, newest first, into
- * seqs; returns k. */
-static unsigned newest_exhausted(const nl_ext_state *x, uint64_t seqs[3]) {
-  unsigned k = 0;
-  uint64_t held =
-      x->n_exhausted < NL_EXT_EXHAUSTED ? x->n_exhausted : NL_EXT_EXHAUSTED;
-  for (; k < 3 && k < held; k++)
-    seqs[k] = x->exhausted_seqs[(x->n_exhausted - 1 - k) % NL_EXT_EXHAUSTED];
-  return k;
-}
-
-/* MAX_DELIVER_EXHAUSTED: messages reached max_deliver (MAX_DELIVERIES
- * advisories, or at least num_redelivered - num_ack_pending by polling)
- * with no dead-letter handling in sight. c is NULL between polls. */
-static bool detect_exhausted(const nl_consumer_state *st,
-                             const nl_consumer_snap *c, nl_finding *f) {
-  const nl_ext_state *x = st->ext;
-  /* With dead-letter handling in sight, or max_deliver unlimited now (the
-   * two fixes it recommends), nothing more is exhausted unseen. */
-  if (x == NULL || x->dead_letter || x->max_deliver <= 0)
-    return false;
-  uint64_t lower = 0;
-  if (c != NULL && c->max_deliver > 0 && c->ack_policy != NL_ACK_NONE &&
-      c->num_redelivered > c->num_ack_pending)
-    lower = c->num_redelivered - c->num_ack_pending;
-  if (x->n_exhausted == 0 && lower == 0)
-    return false;
-  uint64_t seqs[3];
-  unsigned k = newest_exhausted(x, seqs);
-  nl_finding_start(f, NL_MAX_DELIVER_EXHAUSTED);
-  uint64_t n = x->n_exhausted > lower ? x->n_exhausted : lower;
-  nl_finding_add(f, "exhausted", (double)n);
-  nl_finding_add(f, "exhausted_advisories", (double)x->n_exhausted);
-  nl_finding_add(f, "lower_bound_polled", (double)lower);
-  nl_finding_add(f, "max_deliver", (double)x->max_deliver);
-  static const char *const seq_names[3] = {"exhausted_seq_1", "exhausted_seq_2",
-                                           "exhausted_seq_3"};
-  for (unsigned i = 0; i < k; i++)
-    nl_finding_add(f, seq_names[i], (double)seqs[i]);
-  nl_finding_add(f, "dead_letter_streams", 0);
-  char list[128] = "";
-  size_t used = 0;
-  for (unsigned i = 0; i < k && used < sizeof(list); i++)
-    used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%" PRIu64,
-                             i ? ", " : "", seqs[i]);
-  nl_shell_names q;
-  nl_shell_names_of(st->stream, st->name, &q);
-  if (k > 0)
-    snprintf(f->description, sizeof(f->description),
-             "%" PRIu64 " message(s) reached max_deliver %" PRId64
-             " and will never be delivered again, and no stream keeps the "
-             "MAX_DELIVERIES advisories (no dead-letter handling): stream "
-             "sequence(s) %s%s",
-             n, x->max_deliver, list,
-             x->n_exhausted > k ? " and earlier ones" : "");
-  else
-    snprintf(f->description, sizeof(f->description),
-             "at least %" PRIu64 " message(s) reached max_deliver %" PRId64
-             " (num_redelivered minus num_ack_pending) and will never be "
-             "delivered again, with no dead-letter handling; their "
-             "sequences are known only from MAX_DELIVERIES advisories",
-             lower, x->max_deliver);
-  nl_consumer_snap stub = {.stream = st->stream, .name = st->name};
-  nl_audit_dead_letter_command(&stub, f->fix_command, sizeof(f->fix_command));
-  if (k > 0)
-    snprintf(f->recommendation, sizeof(f->recommendation),
-             "fetch each exhausted message (nats stream get %s %" PRIu64
-             ", and the other sequences) and publish it again once its "
-             "cause is fixed; keep future ones in a dead-letter stream "
-             "(the fix command), or raise max_deliver",
-             q.stream, seqs[0]);
-  else
-    snprintf(f->recommendation, sizeof(f->recommendation),
-             "keep the MAX_DELIVERIES advisories in a dead-letter stream "
-             "(the fix command) so exhausted messages can be found and "
-             "replayed (nats stream get %s SEQ); or raise max_deliver",
-             q.stream);
-  return true;
-}
-
-/* One stream sequence seen in the NAK window and how often. */
-typedef struct {
-  uint64_t seq;
-  unsigned naks;
-} seq_count;
-
-/* NAK_STORM from NAK advisories: at least nak_adv_min NAKs within the
- * window, one of them of a message delivered nak_adv_min_deliveries
- * times or more (a loop, not a one-off retry). */
-static bool detect_nak_adv(const nl_consumer_state *st,
-                           const nl_detect_params *p, int64_t now_ns,
-                           nl_finding *f) {
-  const nl_ext_state *x = st->ext;
-  if (x == NULL || x->n_naks == 0 || nl_nak_loop_bounded(x->max_deliver))
-    return false;
-  int64_t window = (int64_t)(p->nak_adv_window_s * 1e9);
-  uint64_t held = x->n_naks < NL_EXT_NAKS ? x->n_naks : NL_EXT_NAKS;
-  unsigned k = 0, n_seqs = 0;
-  uint64_t max_del = 0;
-  int64_t oldest = INT64_MAX, newest = 0;
-  seq_count seqs[NL_EXT_NAKS];
-  for (uint64_t i = 0; i < held; i++) {
-    const nl_ext_nak *n = &x->naks[i];
-    if (now_ns - n->t_ns > window)
-      continue;
-    k++;
-    if (n->deliveries > max_del)
-      max_del = n->deliveries;
-    if (n->t_ns < oldest)
-      oldest = n->t_ns;
-    if (n->t_ns > newest)
-      newest = n->t_ns;
-    unsigned j = 0;
-    while (j < n_seqs && seqs[j].seq != n->stream_seq)
-      j++;
-    if (j == n_seqs)
-      seqs[n_seqs++] = (seq_count){n->stream_seq, 0};
-    seqs[j].naks++;
-  }
-  if (k < p->nak_adv_min || max_del < p->nak_adv_min_deliveries)
-    return false;
-  /* The rate between the first and the last NAK held in the window. */
-  double span = nl_seconds(newest - oldest);
-  double rate =
-      span > 0 ? (double)(k - 1) / span : (double)k / p->nak_adv_window_s;
-  /* The most NAKed sequences first. */
-  for (unsigned i = 0; i < n_seqs; i++)
-    for (unsigned j = i + 1; j < n_seqs; j++)
-      if (seqs[j].naks > seqs[i].naks ||
-          (seqs[j].naks == seqs[i].naks && seqs[j].seq < seqs[i].seq)) {
-        seq_count t = seqs[i];
-        seqs[i] = seqs[j];
-        seqs[j] = t;
-      }
-  nl_finding_start(f, NL_NAK_STORM);
-  nl_finding_add(f, "naks_per_s", rate);
-  nl_finding_add(f, "naks_in_window", k);
-  nl_finding_add(f, "window_s", p->nak_adv_window_s);
-  nl_finding_add(f, "max_deliveries", (double)max_del);
-  nl_finding_add(f, "cycling_sequences", n_seqs);
-  static const char *const seq_names[3] = {"cycling_seq_1", "cycling_seq_2",
-                                           "cycling_seq_3"};
-  char list[128] = "";
-  size_t used = 0;
-  for (unsigned i = 0; i < n_seqs && i < 3; i++) {
-    nl_finding_add(f, seq_names[i], (double)seqs[i].seq);
-    if (used < sizeof(list))
-      used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%" PRIu64,
-                               i ? ", " : "", seqs[i].seq);
-  }
-  nl_finding_add(f, "max_deliver", (double)x->max_deliver);
-  double rec = NL_NAK_RECOMMENDED;
-  nl_finding_add(f, "recommended_max_deliver", rec);
-  nl_finding_add(f, "from_advisories", 1);
-  snprintf(f->description, sizeof(f->description),
-           "%.1f NAKs/s (%u NAK advisories in %.0f s): stream sequence(s) "
-           "%s%s are NAKed and redelivered in a loop, up to %" PRIu64
-           " deliveries each",
-           rate, k, p->nak_adv_window_s, list, n_seqs > 3 ? " ..." : "",
-           max_del);
-  nl_shell_names q;
-  nl_shell_names_of(st->stream, st->name, &q);
-  snprintf(f->fix_command, sizeof(f->fix_command),
-           "nats consumer edit %s %s --max-deliver %.0f", q.stream, q.consumer,
-           rec);
-  snprintf(f->recommendation, sizeof(f->recommendation),
-           "bound the loop with max_deliver %.0f and NAK with a delay (or "
-           "terminate poison messages) so one bad message cannot cycle; "
-           "look at stream sequence %s first (nats stream get %s %" PRIu64 ")",
-           rec, list, q.stream, seqs[0].seq);
-  return true;
-}
-
-void nl_ext_detect_advisory(const nl_consumer_state *st,
-                            const nl_detect_params *p, int64_t now_ns,
-                            bool active[NL_CLASS_COUNT],
-                            nl_finding out[NL_CLASS_COUNT]) {
-  active[NL_MAX_DELIVER_EXHAUSTED] =
-      detect_exhausted(st, NULL, &out[NL_MAX_DELIVER_EXHAUSTED]);
-  active[NL_NAK_STORM] = detect_nak_adv(st, p, now_ns, &out[NL_NAK_STORM]);
-}
-
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-
-nl_ack_stats nl_ext_ack_stats(const nl_ext_state *x, int64_t ack_wait_ns) {
-  nl_ack_stats r = {0, 0, 0, 0};
-  if (x == NULL)
-    return r;
-  uint64_t held = x->n_acks < NL_EXT_ACKS ? x->n_acks : NL_EXT_ACKS;
-  int64_t t[NL_EXT_ACKS];
-  for (uint64_t i = 0; i < held; i++) {
-    t[i] = x->acks[i].ack_time_ns;
-    if (ack_wait_ns > 0 && t[i] > ack_wait_ns)
-      r.over_wait++;
-    if (x->acks[i].deliveries > 1)
-      r.redelivered++;
-  }
-  r.samples = (unsigned)held;
-  if (held >= NL_EXT_ACKS_MIN) {
-    qsort(t, held, sizeof(t[0]), cmp_i64);
-    size_t rank = (size_t)ceil(0.99 * (double)held); /* Nearest rank. */
-    r.p99_s = nl_seconds(t[rank - 1]);
-  }
-  return r;
-}
-
-/* Adds the ack samples' evidence to f, an active ACK_WAIT_VIOLATION or
- * MISSING_PROGRESS of consumer c, and with a P99 estimate recommends
- * ack_wait 1.5 x P99 when that is more than the polled recommendation,
- * saying in the recommendation how the value was derived. A finding that
- * already carries the samples (a held copy) is left as it is. */
-static void take_ack_samples(const nl_consumer_snap *c, const nl_ack_stats *a,
-                             nl_finding *f) {
-  if (a->samples == 0 || nl_finding_get(f, "ack_samples", -1) >= 0)
-    return;
-  nl_finding_add(f, "ack_samples", a->samples);
-  nl_finding_add(f, "ack_samples_over_wait", a->over_wait);
-  nl_finding_add(f, "ack_samples_redelivered", a->redelivered);
-  if (a->p99_s <= 0)
-    return;
-  nl_finding_add(f, "processing_p99_s", a->p99_s);
-  double polled = nl_finding_get(f, "recommended_ack_wait_s", 0);
-  double rec = ceil(1.5 * a->p99_s);
-  char how[NL_TEXT_MAX];
-  if (rec > polled) {
-    nl_finding_set(f, "recommended_ack_wait_s", rec);
-    nl_detect_ack_wait_fix(c, rec, f->fix_command, sizeof(f->fix_command));
-    snprintf(how, sizeof(how),
-             "ack_wait %.0f s: 1.5x the processing-time P99 (%.1f s) of "
-             "the last %u ack samples (sample_freq), of which %u took "
-             "longer than ack_wait %.1f s",
-             rec, a->p99_s, a->samples, a->over_wait,
-             nl_seconds(c->ack_wait_ns));
-    if (f->cls == NL_MISSING_PROGRESS)
-      snprintf(f->recommendation, sizeof(f->recommendation),
-               "send in-progress acks (+WPI, msg.InProgress()) at least "
-               "every %.0f s from long tasks; or raise %s",
-               nl_seconds(c->ack_wait_ns) / 2, how);
-    else
-      snprintf(f->recommendation, sizeof(f->recommendation),
-               "%s; for push consumers also lower max_ack_pending so "
-               "messages do not wait in the client's buffer",
-               how);
-  } else {
-    /* The samples cannot raise the polled value: say why they are lower. */
-    snprintf(how, sizeof(how),
-             "%s (1.5x the P99 ack_time of the last %u ack samples, %.1f "
-             "s, is not more: the server measures ack_time from a "
-             "message's expiry or latest delivery, so slow messages look "
-             "fast)",
-             f->recommendation, a->samples, a->p99_s);
-    snprintf(f->recommendation, sizeof(f->recommendation), "%s", how);
-  }
-}
 
 /* PUSH_UNBOUND: a push consumer with a backlog and no bound subscriber for
  * at least push_unbound_s; critical when retention will evict the backlog
@@ -422,16 +69,8 @@ static bool detect_unbound(nl_ext_state *x, const nl_consumer_state *st,
 /* The audit rules behind the consumer configuration classes. */
 #define CONSUMER_RULES                                                         \
   ((1u << NL_AUDIT_ACK_NONE) | (1u << NL_AUDIT_ACK_ALL_PARALLEL))
-#define STREAM_RULES                                                           \
-  ((1u << NL_AUDIT_INTEREST_NO_CONSUMERS) | (1u << NL_AUDIT_R1_ON_CLUSTER) |   \
-   (1u << NL_AUDIT_UNOBSERVABLE))
 
-/* Sets active/out from the audit findings in r, mapped to plugin classes,
- * with the audit's severity (the same as the class's, so that the plugin
- * and nats-lens-check never disagree). ACK_ALL_PARALLEL starts only with
- * parallel workers seen (parallel_seen) and holds while the rule matches
- * at all. */
-static void take_audit(const nl_audit_result *r,
+void nl_ext_take_audit(const nl_audit_result *r,
                        nl_finding *const held[NL_CLASS_COUNT],
                        bool active[NL_CLASS_COUNT],
                        nl_finding out[NL_CLASS_COUNT]) {
@@ -456,7 +95,7 @@ void nl_ext_detect_consumer(nl_consumer_state *st, const nl_consumer_snap *c,
   for (int cls = NL_MAX_DELIVER_EXHAUSTED; cls < NL_CLASS_COUNT; cls++)
     active[cls] = false;
   bool needs = c->max_deliver > 0 || c->push || st->ext != NULL;
-  nl_ext_state *x = needs ? ext_of(st) : NULL;
+  nl_ext_state *x = needs ? nl_ext_of(st) : NULL;
   if (x != NULL) {
     x->max_deliver = c->max_deliver;
     x->ack_wait_ns = c->ack_wait_ns;
@@ -467,11 +106,11 @@ void nl_ext_detect_consumer(nl_consumer_state *st, const nl_consumer_snap *c,
       nl_retention_observe(st, c, s, ctx ? ctx->clock : NULL, now_ns);
   if (x != NULL) {
     active[NL_MAX_DELIVER_EXHAUSTED] =
-        detect_exhausted(st, c, &out[NL_MAX_DELIVER_EXHAUSTED]);
+        nl_advised_exhausted(st, c, &out[NL_MAX_DELIVER_EXHAUSTED]);
     active[NL_PUSH_UNBOUND] =
         detect_unbound(x, st, c, s, p, now_ns, &fc, &out[NL_PUSH_UNBOUND]);
     nl_finding nak;
-    if (detect_nak_adv(st, p, now_ns, &nak)) {
+    if (nl_advised_nak_storm(st, p, now_ns, &nak)) {
       active[NL_NAK_STORM] = true;
       out[NL_NAK_STORM] = nak;
       active[NL_MISSING_PROGRESS] = false;
@@ -481,9 +120,9 @@ void nl_ext_detect_consumer(nl_consumer_state *st, const nl_consumer_snap *c,
         (active[NL_ACK_WAIT_VIOLATION] || active[NL_MISSING_PROGRESS])) {
       nl_ack_stats a = nl_ext_ack_stats(x, c->ack_wait_ns);
       if (active[NL_ACK_WAIT_VIOLATION])
-        take_ack_samples(c, &a, &out[NL_ACK_WAIT_VIOLATION]);
+        nl_advised_ack_samples(c, &a, &out[NL_ACK_WAIT_VIOLATION]);
       if (active[NL_MISSING_PROGRESS])
-        take_ack_samples(c, &a, &out[NL_MISSING_PROGRESS]);
+        nl_advised_ack_samples(c, &a, &out[NL_MISSING_PROGRESS]);
     }
   }
   active[NL_RETENTION_RISK] =
@@ -504,73 +143,5 @@ void nl_ext_detect_config(const nl_consumer_state *st, const nl_ext_poll *ctx,
   ctx->scratch->n = 0;
   nl_audit_consumer(ctx->set, ctx->consumer_index, ctx->audit, CONSUMER_RULES,
                     ctx->scratch);
-  take_audit(ctx->scratch, st->active, active, out);
-}
-
-void nl_ext_detect_stream(const nl_snapshot_set *set, size_t index,
-                          const nl_ext_stream_prev *prev,
-                          uint64_t delivered_delta, int64_t now_ns,
-                          nl_finding *const held[NL_CLASS_COUNT],
-                          const nl_detect_params *p, nl_audit_result *scratch,
-                          const nl_audit_params *audit,
-                          bool active[NL_CLASS_COUNT],
-                          nl_finding out[NL_CLASS_COUNT]) {
-  active[NL_INTEREST_NO_CONSUMERS] = false;
-  active[NL_STREAM_SINGLE_REPLICA] = false;
-  active[NL_CONSUMER_UNOBSERVABLE] = false;
-  if (!p->config_classes || index >= set->n_streams)
-    return;
-  scratch->n = 0;
-  nl_audit_stream(set, index, audit, STREAM_RULES, scratch);
-  take_audit(scratch, held, active, out);
-  const nl_stream_snap *s = &set->streams[index];
-  /* Without consumers and without a publish seen dropped (below), the
-   * stream must have stayed so for NL_INTEREST_EMPTY_S. */
-  bool empty_long =
-      prev != NULL && prev->have_prev && prev->empty_since_ns > 0 &&
-      nl_seconds(now_ns - prev->empty_since_ns) >= NL_INTEREST_EMPTY_S;
-  if (active[NL_INTEREST_NO_CONSUMERS] && s->consumer_count == 0 &&
-      !empty_long && !nl_finding_holding(held[NL_INTEREST_NO_CONSUMERS]))
-    active[NL_INTEREST_NO_CONSUMERS] = false;
-  nl_finding f;
-  if (active[NL_INTEREST_NO_CONSUMERS] || prev == NULL || !prev->have_prev)
-    return;
-  nl_stream_snap before = {.last_seq = prev->last_seq, .msgs = prev->msgs};
-  /* Deliveries are counted from the consumers of both polls: with
-   * consumers come or gone, or one of them without a poll before (its
-   * history reset), what they received is not known. */
-  if (s->consumer_count == prev->consumer_count &&
-      delivered_delta != NL_DELIVERED_UNKNOWN &&
-      nl_audit_interest_dropping(s, &before, delivered_delta, &f)) {
-    out[NL_INTEREST_NO_CONSUMERS] = f;
-  } else if (nl_finding_holding(held[NL_INTEREST_NO_CONSUMERS]) &&
-             s->retention == NL_RETENTION_INTEREST &&
-             s->last_seq == prev->last_seq &&
-             s->consumer_count == prev->consumer_count) {
-    /* Nothing published and the consumers unchanged: no new evidence
-     * either way, so the finding holds. */
-    out[NL_INTEREST_NO_CONSUMERS] = *held[NL_INTEREST_NO_CONSUMERS];
-  } else {
-    return;
-  }
-  out[NL_INTEREST_NO_CONSUMERS].cls = NL_INTEREST_NO_CONSUMERS;
-  out[NL_INTEREST_NO_CONSUMERS].severity =
-      nl_class_severity(NL_INTEREST_NO_CONSUMERS);
-  active[NL_INTEREST_NO_CONSUMERS] = true;
-}
-
-void nl_ext_detect_missing_stream(const nl_snapshot_set *set, size_t index,
-                                  const nl_detect_params *p,
-                                  nl_audit_result *scratch,
-                                  const nl_audit_params *audit,
-                                  bool active[NL_CLASS_COUNT],
-                                  nl_finding out[NL_CLASS_COUNT]) {
-  active[NL_CONSUMER_UNOBSERVABLE] = false;
-  if (!p->config_classes)
-    return;
-  nl_finding *const none[NL_CLASS_COUNT] = {NULL};
-  scratch->n = 0;
-  nl_audit_missing_stream(set, index, audit, 1u << NL_AUDIT_UNOBSERVABLE,
-                          scratch);
-  take_audit(scratch, none, active, out);
+  nl_ext_take_audit(ctx->scratch, st->active, active, out);
 }

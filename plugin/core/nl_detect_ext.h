@@ -90,6 +90,16 @@ typedef struct {
 /* Summarises the ack samples of x (may be NULL) against ack_wait_ns. */
 nl_ack_stats nl_ext_ack_stats(const nl_ext_state *x, int64_t ack_wait_ns);
 
+/* Sets active/out from the audit findings in r, mapped to plugin classes,
+ * with the audit's severity (the same as the class's, so that the plugin
+ * and nats-lens-check never disagree). ACK_ALL_PARALLEL starts only with
+ * parallel workers seen (parallel_seen) and holds while the rule matches
+ * at all. */
+void nl_ext_take_audit(const nl_audit_result *r,
+                       nl_finding *const held[NL_CLASS_COUNT],
+                       bool active[NL_CLASS_COUNT],
+                       nl_finding out[NL_CLASS_COUNT]);
+
 /* What one poll gives the consumer detectors besides the consumer. */
 typedef struct {
   const nl_snapshot_set *set;
