@@ -161,9 +161,29 @@ static const char *worse(const char *a, const char *b) {
   return "ok";
 }
 
-char *nl_view_streams(const nl_snapshot_set *set, nl_registry *reg,
+/* Adds the stream-level classes active for the stream named name under
+ * "active" of so, and returns the health they give the stream. */
+static const char *stream_findings(nl_engine *e, const char *name,
+                                   struct json_object *so) {
+  const char *health = "ok";
+  struct json_object *a = json_object_new_array();
+  for (int cls = 0; a != NULL && cls < NL_CLASS_COUNT; cls++) {
+    const nl_finding *f =
+        nl_class_is_stream(cls) ? nl_engine_stream_finding(e, name, cls) : NULL;
+    if (f == NULL)
+      continue;
+    json_object_array_add(a, json_object_new_string(nl_class_name(cls)));
+    health = worse(health, f->severity == NL_SEVERITY_CRITICAL ? "critical"
+                                                               : "warning");
+  }
+  json_object_object_add(so, "active", a);
+  return health;
+}
+
+char *nl_view_streams(const nl_snapshot_set *set, nl_engine *e,
                       const char *instance, int64_t poll_ns, int64_t now_ns,
                       size_t *len) {
+  nl_registry *reg = nl_engine_registry(e);
   struct json_object *doc = document(instance, now_ns);
   struct json_object *arr = json_object_new_array();
   size_t n = set->n_streams;
@@ -192,7 +212,8 @@ char *nl_view_streams(const nl_snapshot_set *set, nl_registry *reg,
     struct json_object *so = stream_object(&set->streams[i]);
     ok = so != NULL;
     if (ok) {
-      nl_json_add_string(so, "health", health[i]);
+      const char *own = stream_findings(e, set->streams[i].name, so);
+      nl_json_add_string(so, "health", worse(health[i], own));
       json_object_object_add(so, "consumers", consumers[i]);
       consumers[i] = NULL;
       json_object_array_add(arr, so);

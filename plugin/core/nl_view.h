@@ -24,8 +24,10 @@ char *nl_view_violations(nl_engine *e, const char *instance, int64_t now_ns,
 
 /* GET /api/streams: the streams and consumers of set (the latest poll,
  * taken at poll_ns; 0 when none happened yet), each consumer with its
- * snapshot, its running totals and active classes from reg. */
-char *nl_view_streams(const nl_snapshot_set *set, nl_registry *reg,
+ * snapshot, its running totals and active classes from e, and each stream
+ * with its own active (stream-level) classes; a stream's health is the
+ * worst of its own findings and its consumers'. */
+char *nl_view_streams(const nl_snapshot_set *set, nl_engine *e,
                       const char *instance, int64_t poll_ns, int64_t now_ns,
                       size_t *len);
 

@@ -382,14 +382,13 @@ void nl_http_unlock(nl_http *h) {
 void nl_http_update(nl_http *h, const nl_snapshot_set *set, int64_t poll_ns) {
   if (h == NULL)
     return;
-  /* Whatever changes the registry (a poll, an advisory) does so under the
+  /* Whatever changes the engine (a poll, an advisory) does so under the
    * instance's engine lock, which the caller holds: reading it here needs
    * no registry lock. */
-  nl_registry *reg = nl_engine_registry(h->engine);
   int64_t now = now_ns();
   size_t vlen = 0, slen = 0;
   char *v = nl_view_violations(h->engine, h->instance, now, &vlen);
-  char *s = nl_view_streams(set, reg, h->instance, poll_ns, now, &slen);
+  char *s = nl_view_streams(set, h->engine, h->instance, poll_ns, now, &slen);
   pthread_mutex_lock(&h->doc_lock);
   if (v != NULL) {
     free(h->violations);

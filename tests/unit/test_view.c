@@ -153,8 +153,8 @@ void test_view_violations(void) {
 }
 
 /* A stream-level finding (STREAM_SINGLE_REPLICA of an R1 stream in a
- * cluster) is listed too, without a consumer, before the consumer-level
- * findings of the same severity on that stream. */
+ * cluster) is listed in /api/violations too, without a consumer, and makes
+ * the stream's health in /api/streams "warning", not "ok". */
 void test_view_violations_stream_level(void) {
   fixture fx;
   fixture_init(&fx);
@@ -165,6 +165,9 @@ void test_view_violations_stream_level(void) {
   fx.engine = nl_engine_create(&p);
   fx.streams[1].cluster = "C1";
   fx.streams[1].replicas = 1;
+  /* odd/name without its consumer: its only finding is its own. */
+  fx.set.n_consumers = 2;
+  fx.streams[1].consumer_count = 0;
   fixture_poll(&fx);
   fixture_poll(&fx);
   struct json_object *doc =
@@ -182,6 +185,21 @@ void test_view_violations_stream_level(void) {
   }
   CHECK_EQ_U(found, 1);
   CHECK_EQ_U(json_object_get_int(get(doc, "count")), n);
+  json_object_put(doc);
+  /* In /api/streams the stream is not "ok": its own finding counts. */
+  doc = parse(nl_view_streams(&fx.set, fx.engine, "prod", fx.t - SEC, fx.t,
+                              NULL));
+  struct json_object *odd = NULL, *streams = get(doc, "streams");
+  for (size_t i = 0; i < json_object_array_length(streams); i++)
+    if (strcmp(get_str(json_object_array_get_idx(streams, i), "name"),
+               "odd/name") == 0)
+      odd = json_object_array_get_idx(streams, i);
+  CHECK(odd != NULL);
+  struct json_object *own = get(odd, "active");
+  CHECK(json_object_array_length(own) == 1 &&
+        strcmp(json_object_get_string(json_object_array_get_idx(own, 0)),
+               "STREAM_SINGLE_REPLICA") == 0);
+  CHECK(strcmp(get_str(odd, "health"), "warning") == 0);
   /* Ordered: no finding of higher severity comes after it. */
   for (size_t i = at + 1; i < n; i++)
     CHECK(strcmp(get_str(json_object_array_get_idx(arr, i), "severity"),
@@ -196,9 +214,8 @@ void test_view_streams(void) {
   fixture fx;
   fixture_init(&fx);
   fixture_poll(&fx);
-  nl_registry *reg = nl_engine_registry(fx.engine);
   struct json_object *doc =
-      parse(nl_view_streams(&fx.set, reg, "prod", fx.t - SEC, fx.t, NULL));
+      parse(nl_view_streams(&fx.set, fx.engine, "prod", fx.t - SEC, fx.t, NULL));
   CHECK(doc != NULL);
   CHECK(strcmp(get_str(doc, "polled_at"), "2023-11-14T22:13:20.000Z") == 0);
   struct json_object *streams = get(doc, "streams");
@@ -229,7 +246,7 @@ void test_view_streams(void) {
 
   /* Before the first poll: no streams and polled_at null. */
   nl_snapshot_set empty = {0};
-  doc = parse(nl_view_streams(&empty, reg, "prod", 0, fx.t, NULL));
+  doc = parse(nl_view_streams(&empty, fx.engine, "prod", 0, fx.t, NULL));
   CHECK(doc != NULL);
   CHECK(get(doc, "polled_at") == NULL);
   CHECK_EQ_U(json_object_array_length(get(doc, "streams")), 0);
