@@ -1042,9 +1042,11 @@ static void submit_advisory_counts(const read_ctx *rc, uint64_t contradicted) {
 }
 
 /* The read callback. A failed poll is reported (log line, POLL_FAILED
- * notification, values) and returns -1, so that collectd backs off while
- * the server is down (doubling the interval up to its MaxReadInterval,
- * which bounds how late a recovery is seen; see docs/reliability.md). */
+ * notification, values) and still returns 0: an error would make collectd
+ * double the interval at each failure, up to MaxReadInterval (86,400 s by
+ * default), and see the recovery that late. Returning 0 keeps the
+ * configured interval, so the first poll after the server is back finds it
+ * (docs/reliability.md). */
 static int nl_read(user_data_t *ud) {
   nl_instance *inst = ud->data;
   read_ctx rc = read_start(inst);
@@ -1057,7 +1059,7 @@ static int nl_read(user_data_t *ud) {
     poll_state(&rc, true, "not connected");
     submit_failed_poll(&rc, false);
     nl_http_poll_failed(inst->http, err, (int64_t)CDTIME_T_TO_NS(rc.time));
-    return -1;
+    return 0; /* Reported: keep the interval (see above). */
   }
   if (c_would_release(&inst->connect_complaint))
     c_release(LOG_INFO, &inst->connect_complaint,
@@ -1088,7 +1090,7 @@ static int nl_read(user_data_t *ud) {
     nl_http_poll_failed(inst->http, stats.first_error,
                         (int64_t)CDTIME_T_TO_NS(rc.time));
     nl_snapshot_set_clear(&set);
-    return -1;
+    return 0; /* Reported: keep the interval (see above). */
   }
   if (stats.errors > 0)
     c_complain(LOG_WARNING, &inst->poll_complaint,

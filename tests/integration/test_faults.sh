@@ -23,9 +23,10 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin faults
-# A failed read makes collectd back off (the plugin returns an error);
-# MaxReadInterval 1 keeps polling every second here so that recovery times
-# and the log rate limit (c_complain) are measured over many polls.
+# The plugin keeps its interval through failed polls (it reports them and
+# returns success); MaxReadInterval 1 would also bound collectd's back-off
+# if it ever did not, so the log rate limit (c_complain) is measured over
+# many polls either way.
 NL_MAX_READ_INTERVAL=1
 P_JS=${NL_PORT_FAULTS:-14610}
 P_NOJS=$((P_JS + 1))
