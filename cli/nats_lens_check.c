@@ -192,6 +192,9 @@ static int report(const nlc_options *o, const char *servers,
     return fail(o, "out of memory%s%s", "", NULL);
   }
   for (size_t i = 0; i < audit.n; i++)
+    nl_finding_guard_fix(&audit.items[i].f, audit.items[i].stream,
+                         audit.items[i].consumer);
+  for (size_t i = 0; i < audit.n; i++)
     r.rows[r.n_rows++] = (nlc_row){
         "config", nl_audit_class_name(audit.items[i].cls),
         audit.items[i].stream, audit.items[i].consumer, &audit.items[i].f};

@@ -2,31 +2,11 @@
 #include "nlc_report.h"
 
 #include "core/nl_json.h"
+#include "core/nl_names.h"
 
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Copies text into out (len bytes) for a terminal or a check runner:
- * control characters (also the UTF-8 C1 controls) become '?', and '|'
- * becomes '/' when nagios is set (it starts Nagios performance data). */
-static const char *clean(const char *text, bool nagios, char *out, size_t len) {
-  size_t o = 0;
-  const unsigned char *p = (const unsigned char *)(text ? text : "");
-  for (; *p && o + 1 < len; p++) {
-    unsigned char ch = *p;
-    if (ch == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-      out[o++] = '?';
-      p++;
-    } else if (ch < 0x20 || ch == 0x7f) {
-      out[o++] = '?';
-    } else {
-      out[o++] = nagios && ch == '|' ? '/' : (char)ch;
-    }
-  }
-  out[o] = '\0';
-  return out;
-}
 
 /* Larger than any name or text a finding holds. */
 #define CLEAN_MAX (2 * NL_NAME_MAX + NL_TEXT_MAX)
@@ -125,7 +105,7 @@ static palette colours(bool on) {
 static void folded(FILE *out, const char *label, const char *text) {
   const int indent = 13, width = 78;
   char buf[CLEAN_MAX];
-  clean(text, false, buf, sizeof(buf));
+  nl_printable(text, false, buf, sizeof(buf));
   fprintf(out, "  %-*s", indent - 2, label);
   int col = indent;
   const char *p = buf;
@@ -162,7 +142,7 @@ void nlc_print_text(FILE *out, const nlc_report *r, bool color) {
   palette c = colours(color);
   char a[CLEAN_MAX], b[CLEAN_MAX], mode[160], counts[80];
   fprintf(out, "nats-lens-check %s: %s: %zu streams, %zu consumers, %s\n",
-          NL_VERSION, clean(r->server, false, a, sizeof(a)), r->streams,
+          NL_VERSION, nl_printable(r->server, false, a, sizeof(a)), r->streams,
           r->consumers, mode_text(r, mode, sizeof(mode)));
   if (r->n_rows == 0) {
     fprintf(out, "\n%sOK%s: no findings\n", c.ok, c.off);
@@ -174,7 +154,7 @@ void nlc_print_text(FILE *out, const nlc_report *r, bool color) {
   for (size_t i = 0; i < r->n_rows; i++) {
     int n = (int)strlen(r->rows[i].cls);
     wc = n > wc ? n : wc;
-    n = (int)strlen(clean(r->rows[i].stream, false, a, sizeof(a)));
+    n = (int)strlen(nl_printable(r->rows[i].stream, false, a, sizeof(a)));
     ws = n > ws ? (n > 40 ? 40 : n) : ws;
   }
   fprintf(out, "\n%s%-8s  %-*s  %-6s  %-*s  %s%s\n", c.dim, "SEVERITY", wc,
@@ -182,11 +162,11 @@ void nlc_print_text(FILE *out, const nlc_report *r, bool color) {
   for (size_t i = 0; i < r->n_rows; i++) {
     const nlc_row *row = &r->rows[i];
     bool crit = row->f->severity == NL_SEVERITY_CRITICAL;
-    fprintf(out, "%s%-8s%s  %-*s  %-6s  %-*s  %s\n",
-            crit ? c.critical : c.warning, crit ? "CRITICAL" : "WARNING", c.off,
-            wc, row->cls, row->kind, ws,
-            clean(row->stream, false, a, sizeof(a)),
-            row->consumer ? clean(row->consumer, false, b, sizeof(b)) : "-");
+    fprintf(
+        out, "%s%-8s%s  %-*s  %-6s  %-*s  %s\n", crit ? c.critical : c.warning,
+        crit ? "CRITICAL" : "WARNING", c.off, wc, row->cls, row->kind, ws,
+        nl_printable(row->stream, false, a, sizeof(a)),
+        row->consumer ? nl_printable(row->consumer, false, b, sizeof(b)) : "-");
   }
   /* The details of each finding. */
   for (size_t i = 0; i < r->n_rows; i++) {
@@ -195,8 +175,10 @@ void nlc_print_text(FILE *out, const nlc_report *r, bool color) {
     char evidence[NL_TEXT_MAX];
     fprintf(out, "\n%s%s%s %s %s%s%s (%s)\n", crit ? c.critical : c.warning,
             crit ? "CRITICAL" : "WARNING", c.off, row->cls,
-            clean(row->stream, false, a, sizeof(a)), row->consumer ? "/" : "",
-            row->consumer ? clean(row->consumer, false, b, sizeof(b)) : "",
+            nl_printable(row->stream, false, a, sizeof(a)),
+            row->consumer ? "/" : "",
+            row->consumer ? nl_printable(row->consumer, false, b, sizeof(b))
+                          : "",
             row->kind);
     folded(out, "problem", row->f->description);
     if (row->f->n_evidence > 0)
@@ -204,7 +186,7 @@ void nlc_print_text(FILE *out, const nlc_report *r, bool color) {
              nl_finding_format_evidence(row->f, evidence, sizeof(evidence)));
     /* The fix command stays on one line, to be copied whole. */
     fprintf(out, "  %-11s%s\n", "fix",
-            clean(row->f->fix_command, false, a, sizeof(a)));
+            nl_printable(row->f->fix_command, false, a, sizeof(a)));
     folded(out, "recommend", row->f->recommendation);
   }
   int state = nlc_report_state(r);
@@ -286,15 +268,17 @@ void nlc_print_nagios(FILE *out, const nlc_report *r) {
     char fix[CLEAN_MAX];
     fprintf(out, "%s %s %s%s%s: %s; fix: %s\n",
             row->f->severity == NL_SEVERITY_CRITICAL ? "CRITICAL" : "WARNING",
-            row->cls, clean(row->stream, true, a, sizeof(a)),
+            row->cls, nl_printable(row->stream, true, a, sizeof(a)),
             row->consumer ? "/" : "",
-            row->consumer ? clean(row->consumer, true, b, sizeof(b)) : "",
-            clean(row->f->description, true, d, sizeof(d)),
-            clean(row->f->fix_command, true, fix, sizeof(fix)));
+            row->consumer ? nl_printable(row->consumer, true, b, sizeof(b))
+                          : "",
+            nl_printable(row->f->description, true, d, sizeof(d)),
+            nl_printable(row->f->fix_command, true, fix, sizeof(fix)));
   }
 }
 
 void nlc_print_nagios_unknown(FILE *out, const char *message) {
   char m[CLEAN_MAX];
-  fprintf(out, "NATS-LENS UNKNOWN - %s\n", clean(message, true, m, sizeof(m)));
+  fprintf(out, "NATS-LENS UNKNOWN - %s\n",
+          nl_printable(message, true, m, sizeof(m)));
 }

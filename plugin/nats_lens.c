@@ -729,6 +729,8 @@ static void send_transition(const read_ctx *rc, const char *stream,
     snprintf(msg, sizeof(msg), "%s %s%s%s%s cleared%s%s", nl_class_name(f->cls),
              consumer[0] ? "" : "stream ", stream, consumer[0] ? "/" : "",
              consumer, reason ? ": " : "", reason ? reason : "");
+  /* Names come from the server: no control character reaches the log. */
+  nl_printable(msg, false, msg, sizeof(msg));
   notification_t n = {0};
   plugin_notification_meta_add_string(&n, "instance", rc->inst->name);
   plugin_notification_meta_add_string(&n, "class", nl_class_name(f->cls));
@@ -1081,6 +1083,9 @@ static int nl_read(user_data_t *ud) {
       nl_poll_run(&pc, nl_transport_request, inst->transport, &set, &stats);
   inst->api_requests += stats.requests;
   inst->api_errors += stats.errors;
+  /* The error may name a stream (from the server): printable only. */
+  nl_printable(stats.first_error, false, stats.first_error,
+               sizeof(stats.first_error));
   if (status != 0) {
     c_complain(LOG_ERR, &inst->poll_complaint,
                LOG_PREFIX "Instance \"%s\": poll failed: %s.", inst->name,

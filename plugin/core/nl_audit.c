@@ -110,7 +110,7 @@ static nl_finding *add(audit_run *a, nl_audit_class cls, nl_severity sev,
  * consumer or stream name built from them. */
 typedef struct {
   nl_shell_names n;
-  char derived[NL_SHELL_NAME_MAX];
+  char derived[2 * NL_SHELL_NAME_MAX + 64];
 } words;
 
 /* Fills w with the quoted stream and consumer (NULL for none) and with
@@ -232,7 +232,7 @@ bool nl_audit_dead_letter(const nl_snapshot_set *set,
 /* Writes the dead-letter stream command for c into buf. */
 static void dead_letter_command(const nl_consumer_snap *c, char *buf,
                                 size_t len) {
-  char subject[2 * NL_NAME_MAX + 64], sw[NL_TEXT_MAX];
+  char subject[2 * NL_NAME_MAX + 64], sw[NL_FIX_MAX];
   words w;
   quote(c->stream, c->name, "%s_%s_DLQ", &w);
   snprintf(subject, sizeof(subject),
@@ -258,7 +258,7 @@ static void rule_max_deliver(audit_run *a, const nl_consumer_snap *c,
     return;
   words w;
   quote(c->stream, c->name, NULL, &w);
-  char dlq[NL_TEXT_MAX];
+  char dlq[NL_FIX_MAX];
   dead_letter_command(c, dlq, sizeof(dlq));
   if (c->max_deliver <= 0) {
     nl_finding *f = add(a, NL_AUDIT_MAX_DELIVER_UNLIMITED, NL_SEVERITY_WARNING,

@@ -126,6 +126,7 @@ static void update_held(nl_finding **held_set, const char *stream,
   for (int cls = first; cls <= last; cls++) {
     nl_finding *held = held_set[cls];
     if (active[cls]) {
+      nl_finding_guard_fix(&found[cls], stream, consumer);
       found[cls].config_key = key != 0 ? key : held ? held->config_key : 0;
       found[cls].absent_since_ns = 0;
       found[cls].absent_polls = 0;

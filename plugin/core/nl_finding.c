@@ -1,6 +1,8 @@
 /* nl_finding.c: class names, severities and evidence helpers. */
 #include "nl_finding.h"
 
+#include "nl_names.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -110,4 +112,21 @@ char *nl_finding_format_evidence(const nl_finding *f, char *buf, size_t len) {
     used += (size_t)n;
   }
   return buf;
+}
+
+void nl_finding_guard_fix(nl_finding *f, const char *stream,
+                          const char *consumer) {
+  if (f->fix_command[0] == '\0')
+    return;
+  bool fits = strlen(f->fix_command) + 1 < sizeof(f->fix_command);
+  if (fits && nl_cli_name_usable(stream) &&
+      (consumer == NULL || consumer[0] == '\0' || nl_cli_name_usable(consumer)))
+    return;
+  f->fix_command[0] = '\0';
+  size_t n = strlen(f->recommendation);
+  snprintf(f->recommendation + n, sizeof(f->recommendation) - n,
+           "%sno fix command is printed: the stream or consumer name would "
+           "not reach the nats CLI as it is (it starts with '-', holds a "
+           "control character or is longer than 255 bytes)",
+           n > 0 ? "; " : "");
 }

@@ -31,6 +31,9 @@ typedef enum {
 
 #define NL_EVIDENCE_MAX 14
 #define NL_TEXT_MAX 512
+/* Room for a fix command naming a stream and a consumer of the server's
+ * longest names (255 bytes), each quoted as one shell word. */
+#define NL_FIX_MAX 2304
 
 /* One named number that proves a finding. The name is a static string. */
 typedef struct {
@@ -45,7 +48,7 @@ typedef struct {
   nl_evidence evidence[NL_EVIDENCE_MAX];
   int n_evidence;
   char description[NL_TEXT_MAX];
-  char fix_command[NL_TEXT_MAX];
+  char fix_command[NL_FIX_MAX];
   char recommendation[NL_TEXT_MAX]; /* The recommended value, and how. */
   /* Kept by the engine while the finding is held (nl_engine.c): the
    * configuration (nl_config_key) at the latest poll its condition held,
@@ -99,5 +102,12 @@ void nl_finding_set(nl_finding *f, const char *name, double value);
 /* Writes "name=value, name=value" for the evidence into buf (always
  * NUL-terminated). Returns buf. */
 char *nl_finding_format_evidence(const nl_finding *f, char *buf, size_t len);
+
+/* Takes f's fix command back when it would not do what it says: when the
+ * stream or the consumer (NULL or "" for none) has a name the nats CLI
+ * would not take as it is (nl_cli_name_usable), or the command did not
+ * fit. The recommendation then says why no command is printed. */
+void nl_finding_guard_fix(nl_finding *f, const char *stream,
+                          const char *consumer);
 
 #endif

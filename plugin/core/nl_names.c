@@ -99,3 +99,31 @@ void nl_shell_names_of(const char *stream, const char *consumer,
   nl_shell_word(stream, q->stream, sizeof(q->stream));
   nl_shell_word(consumer ? consumer : "", q->consumer, sizeof(q->consumer));
 }
+
+bool nl_cli_name_usable(const char *name) {
+  if (name == NULL || name[0] == '-' || strlen(name) > 255)
+    return false;
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+    if (*p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+      return false;
+  return true;
+}
+
+const char *nl_printable(const char *text, bool nagios, char *out, size_t len) {
+  size_t o = 0;
+  const unsigned char *p = (const unsigned char *)(text ? text : "");
+  for (; *p && o + 1 < len; p++) {
+    unsigned char ch = *p;
+    if (ch == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+      out[o++] = '?';
+      p++;
+    } else if (ch < 0x20 || ch == 0x7f) {
+      out[o++] = '?';
+    } else {
+      out[o++] = nagios && ch == '|' ? '/' : (char)ch;
+    }
+  }
+  if (len > 0)
+    out[o] = '\0';
+  return out;
+}

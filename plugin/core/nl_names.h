@@ -28,8 +28,20 @@ bool nl_subject_token_valid(const char *name);
  * quotes. Returns buf. */
 const char *nl_shell_word(const char *name, char *buf, size_t len);
 
-/* Room for one name as a shell word in a fix command. */
-#define NL_SHELL_NAME_MAX 512
+/* Room for one name of the server's longest (255 bytes) as a shell word,
+ * every byte a quote at worst. */
+#define NL_SHELL_NAME_MAX 1024
+
+/* True when name can be given to the nats CLI as it is, shell-quoted: at
+ * most 255 bytes (the server's limit), not starting with '-' (it would be
+ * taken for an option), and without control characters. */
+bool nl_cli_name_usable(const char *name);
+
+/* Copies text into out (len bytes) so that it prints safely in a log line,
+ * a terminal or a check runner's output: control characters (also the
+ * UTF-8 C1 controls) become '?', and '|' becomes '/' when nagios is set
+ * (it starts Nagios performance data). Returns out. */
+const char *nl_printable(const char *text, bool nagios, char *out, size_t len);
 
 /* A stream and a consumer name as shell words, for a fix command. */
 typedef struct {

@@ -109,6 +109,7 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_crash_redeliveries_spread_over_polls)                                 \
   X(test_bounded_nak_loop_polled_is_not_a_storm)                               \
   X(test_restored_creation_time_is_the_same_consumer)                          \
+  X(test_fix_command_names)                                                    \
   X(test_nak_storm_needs_two_intervals)                                        \
   X(test_transient_nak_is_not_a_storm)                                         \
   X(test_missing_progress_long_task)                                           \

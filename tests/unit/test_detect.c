@@ -892,3 +892,70 @@ void test_onset_rate_last_hour(void) {
   CHECK_EQ_U(nl_onset_rate_last_hour(&r, end + 30 * min), 31);
   CHECK_EQ_U(nl_onset_rate_last_hour(&r, end + 60 * min), 0);
 }
+
+/* Runs one throttled consumer (5 of 5 unacked, 20 waiting) named stream /
+ * consumer through an engine and copies its MAX_PENDING_THROTTLE finding
+ * into *out. Returns false when none was raised. */
+static bool throttled_finding(const char *stream, const char *consumer,
+                              nl_finding *out) {
+  nl_detect_params p;
+  nl_detect_params_default(&p);
+  nl_engine *e = nl_engine_create(&p);
+  nl_stream_snap s = {.name = (char *)stream,
+                      .max_msgs = -1,
+                      .max_bytes = -1,
+                      .first_seq = 1,
+                      .last_seq = 25,
+                      .msgs = 25,
+                      .consumers_complete = true,
+                      .consumer_count = 1};
+  nl_consumer_snap c = {.stream = (char *)stream,
+                        .name = (char *)consumer,
+                        .created_ns = 1600000000LL * SEC,
+                        .ack_wait_ns = 30 * SEC,
+                        .max_ack_pending = 5,
+                        .max_deliver = -1,
+                        .delivered_consumer_seq = 5,
+                        .delivered_stream_seq = 5,
+                        .num_ack_pending = 5,
+                        .num_pending = 20,
+                        .durable = true};
+  nl_snapshot_set set = {
+      .streams = &s, .n_streams = 1, .consumers = &c, .n_consumers = 1};
+  nl_engine_apply(e, &set, 1700000000LL * SEC, NULL, NULL);
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(e), stream, consumer);
+  bool found = st != NULL && st->active[NL_MAX_PENDING_THROTTLE] != NULL;
+  if (found)
+    *out = *st->active[NL_MAX_PENDING_THROTTLE];
+  nl_engine_free(e);
+  return found;
+}
+
+/* Fix commands for the names the server allows: a consumer of 255 bytes of
+ * quotes in a stream of 255 bytes gets its whole command; a name the nats
+ * CLI would take for an option ("--help") or one with a control character
+ * gets none, and the recommendation says why. */
+void test_fix_command_names(void) {
+  char stream[256], consumer[256];
+  memset(stream, 'S', 255);
+  stream[255] = '\0';
+  memset(consumer, '\'', 255);
+  consumer[255] = '\0';
+  nl_finding f;
+  CHECK(throttled_finding(stream, consumer, &f));
+  CHECK(strncmp(f.fix_command, "nats consumer edit SSS", 22) == 0);
+  size_t n = strlen(f.fix_command);
+  CHECK(n > 1300 && strcmp(f.fix_command + n - 17, " --max-pending 10") == 0);
+  CHECK(throttled_finding("ORDERS", "--help", &f));
+  CHECK(f.fix_command[0] == '\0');
+  CHECK(strstr(f.recommendation, "no fix command is printed") != NULL);
+  CHECK(throttled_finding("ORD\x1b[2JERS", "c", &f));
+  CHECK(f.fix_command[0] == '\0');
+  CHECK(throttled_finding("ORDERS", "work-1", &f));
+  CHECK(strcmp(f.fix_command, "nats consumer edit ORDERS work-1 "
+                              "--max-pending 10") == 0);
+  char out[32];
+  CHECK(strcmp(nl_printable("a\x1b[2Jb\xc2\x9b|", true, out, sizeof(out)),
+               "a?[2Jb?/") == 0);
+}

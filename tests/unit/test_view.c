@@ -187,8 +187,8 @@ void test_view_violations_stream_level(void) {
   CHECK_EQ_U(json_object_get_int(get(doc, "count")), n);
   json_object_put(doc);
   /* In /api/streams the stream is not "ok": its own finding counts. */
-  doc = parse(nl_view_streams(&fx.set, fx.engine, "prod", fx.t - SEC, fx.t,
-                              NULL));
+  doc = parse(
+      nl_view_streams(&fx.set, fx.engine, "prod", fx.t - SEC, fx.t, NULL));
   struct json_object *odd = NULL, *streams = get(doc, "streams");
   for (size_t i = 0; i < json_object_array_length(streams); i++)
     if (strcmp(get_str(json_object_array_get_idx(streams, i), "name"),
@@ -214,8 +214,8 @@ void test_view_streams(void) {
   fixture fx;
   fixture_init(&fx);
   fixture_poll(&fx);
-  struct json_object *doc =
-      parse(nl_view_streams(&fx.set, fx.engine, "prod", fx.t - SEC, fx.t, NULL));
+  struct json_object *doc = parse(
+      nl_view_streams(&fx.set, fx.engine, "prod", fx.t - SEC, fx.t, NULL));
   CHECK(doc != NULL);
   CHECK(strcmp(get_str(doc, "polled_at"), "2023-11-14T22:13:20.000Z") == 0);
   struct json_object *streams = get(doc, "streams");
