@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The mutation check (make mutate): can the unit tests fail?
 
-Each mutation below breaks one rule of the core the way a careless change
+Each mutation below breaks one rule of the core (or of the polling in
+plugin/jsapi, which the unit tests cover too) the way a careless change
 would (a consumer skipped, a comparison turned round, a clearing dropped, a
 guard against a false finding removed). The check copies the core and the
 unit tests to a scratch directory, applies one mutation at a time, builds
@@ -76,6 +77,9 @@ MUTATIONS = [
      "plugin/core/nl_names.c",
      "if (name == NULL || name[0] == '-' || strlen(name) > 255)",
      "if (name == NULL || strlen(name) > 255)"),
+    ("a consumer listed twice is kept twice", "plugin/jsapi/nl_poll.c",
+     "  set->n_consumers =\n      drop_repeated(",
+     "  if (0)\n    set->n_consumers = drop_repeated("),
     ("ack_wait is not read", "plugin/core/nl_parse.c",
      'c->ack_wait_ns = get_i64(cfg, "ack_wait", 0);',
      'c->ack_wait_ns = get_i64(cfg, "ack_wait_", 0);'),

@@ -105,46 +105,88 @@ static int read_listing(poll_run *run, const char *subject, page_parser parse,
   return -1;
 }
 
+/* An entry of a listing: its group (the stream, for consumers), name and
+ * place. */
 typedef struct {
+  size_t group;
   const char *name;
   size_t index;
 } named_index;
 
-static int by_name_then_index(const void *a, const void *b) {
+static int by_group_name_index(const void *a, const void *b) {
   const named_index *x = a, *y = b;
+  if (x->group != y->group)
+    return x->group < y->group ? -1 : 1;
   int c = strcmp(x->name, y->name);
   if (c != 0)
     return c;
   return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* Drops the later copies of streams listed more than once (pages shifted by
- * streams created, deleted or going offline between requests), keeping the
- * order. */
-static void drop_repeated_streams(nl_snapshot_set *set) {
-  if (set->n_streams < 2)
-    return;
-  named_index *order = malloc(set->n_streams * sizeof(*order));
-  bool *repeated = calloc(set->n_streams, sizeof(*repeated));
-  if (order != NULL && repeated != NULL) {
-    for (size_t i = 0; i < set->n_streams; i++)
-      order[i] = (named_index){set->streams[i].name, i};
-    qsort(order, set->n_streams, sizeof(*order), by_name_then_index);
-    for (size_t i = 1; i < set->n_streams; i++)
-      if (strcmp(order[i].name, order[i - 1].name) == 0)
-        repeated[order[i].index] = true;
-    size_t kept = 0;
-    for (size_t i = 0; i < set->n_streams; i++) {
-      if (repeated[i])
-        nl_stream_snap_clear(&set->streams[i]);
-      else
-        set->streams[kept++] = set->streams[i];
+/* Returns a calloc'ed array of n flags marking the entries of items (n,
+ * sorted here) that repeat an earlier entry of the same group and name, or
+ * NULL when memory runs out. */
+static bool *mark_repeated(named_index *items, size_t n) {
+  bool *repeated = calloc(n ? n : 1, sizeof(*repeated));
+  if (repeated == NULL)
+    return NULL;
+  qsort(items, n, sizeof(*items), by_group_name_index);
+  for (size_t i = 1; i < n; i++)
+    if (items[i].group == items[i - 1].group &&
+        strcmp(items[i].name, items[i - 1].name) == 0)
+      repeated[items[i].index] = true;
+  return repeated;
+}
+
+/* Drops from items (n entries of size bytes each) the later repeats of an
+ * entry of the same group and name (key gives both), freeing each with
+ * clear and keeping the order. Returns the entries left (n when memory
+ * runs out: nothing is dropped then). */
+static size_t drop_repeated(void *items, size_t n, size_t size,
+                            void (*key)(const void *item, size_t *group,
+                                        const char **name),
+                            void (*clear)(void *item)) {
+  if (n < 2)
+    return n;
+  char *base = items;
+  named_index *order = malloc(n * sizeof(*order));
+  bool *repeated = NULL;
+  if (order != NULL) {
+    for (size_t i = 0; i < n; i++) {
+      order[i].index = i;
+      key(base + i * size, &order[i].group, &order[i].name);
     }
-    set->n_streams = kept;
+    repeated = mark_repeated(order, n);
+  }
+  size_t kept = n;
+  if (repeated != NULL) {
+    kept = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (repeated[i])
+        clear(base + i * size);
+      else if (kept++ != i)
+        memcpy(base + (kept - 1) * size, base + i * size, size);
+    }
   }
   free(order);
   free(repeated);
+  return kept;
 }
+
+static void stream_key(const void *item, size_t *group, const char **name) {
+  *group = 0;
+  *name = ((const nl_stream_snap *)item)->name;
+}
+
+static void stream_clear(void *item) { nl_stream_snap_clear(item); }
+
+static void consumer_key(const void *item, size_t *group, const char **name) {
+  const nl_consumer_snap *c = item;
+  *group = c->stream_index;
+  *name = c->name;
+}
+
+static void consumer_clear(void *item) { nl_consumer_snap_clear(item); }
 
 int nl_poll_run(const nl_poll_config *cfg, nl_request_fn request, void *ctx,
                 nl_snapshot_set *set, nl_poll_stats *stats) {
@@ -160,7 +202,11 @@ int nl_poll_run(const nl_poll_config *cfg, nl_request_fn request, void *ctx,
   snprintf(subject, sizeof(subject), "%s.STREAM.LIST", prefix);
   if (read_listing(&run, subject, parse_stream_page, 0, set) < 0)
     return -1;
-  drop_repeated_streams(set);
+  /* Pages shifted by streams created, deleted or going offline between
+   * requests repeat entries: each stream is kept once, in order. */
+  set->n_streams =
+      drop_repeated(set->streams, set->n_streams, sizeof(*set->streams),
+                    stream_key, stream_clear);
   /* A clustered server may leave a stream out of both the list and its
    * "missing" entries (its servers offline) while counting it in the total:
    * the streams this poll did not see are then unobservable, not gone. */
@@ -207,5 +253,10 @@ int nl_poll_run(const nl_poll_config *cfg, nl_request_fn request, void *ctx,
     if (rc != 0)
       stats->streams_incomplete++;
   }
+  /* The same for consumers, so that every count, value and view sees each
+   * consumer once. */
+  set->n_consumers =
+      drop_repeated(set->consumers, set->n_consumers, sizeof(*set->consumers),
+                    consumer_key, consumer_clear);
   return 0;
 }

@@ -92,6 +92,7 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_snapshot_meta_limits)                                                 \
   X(test_parse_audit_fields)                                                   \
   X(test_poll_pages_through_consumers)                                         \
+  X(test_poll_drops_repeated_consumers)                                        \
   X(test_poll_pages_past_a_lying_total)                                        \
   X(test_poll_failed_consumer_list_marks_stream_incomplete)                    \
   X(test_poll_pages_count_missing_streams)                                     \

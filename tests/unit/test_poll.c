@@ -14,6 +14,8 @@ typedef struct {
   const char *extra_stream; /* A further stream name, may be hostile. */
   bool missing_stream;      /* STREAM.LIST as a cluster with a stream down. */
   bool offline_stream;      /* The same, GONE left out of both lists. */
+  bool repeat_across_pages; /* Each page of BIG repeats the entry before
+                               it (a consumer created meanwhile). */
   unsigned requests;
   char subjects[64][128];
 } fake_server;
@@ -89,11 +91,12 @@ static int fake_request(void *ctx, const char *subject, const char *payload,
              "{\"total\":%u,\"offset\":%llu,\"limit\":256,\"consumers\":[",
              f->lie_total ? 256 : f->n_consumers, offset);
     buf = append(buf, &len, &cap, item);
-    for (unsigned i = offset; i < end; i++) {
+    unsigned from = f->repeat_across_pages && offset > 0 ? offset - 1 : offset;
+    for (unsigned i = from; i < end; i++) {
       snprintf(item, sizeof(item),
                "%s{\"name\":\"c%u\",\"config\":{\"ack_wait\":30000000000},"
                "\"delivered\":{},\"ack_floor\":{}}",
-               i == offset ? "" : ",", i);
+               i == from ? "" : ",", i);
       buf = append(buf, &len, &cap, item);
     }
     buf = append(buf, &len, &cap, "]}");
@@ -121,6 +124,24 @@ void test_poll_pages_through_consumers(void) {
   CHECK_EQ_U(stats.errors, 0);
   CHECK(set.streams[0].consumers_complete);
   CHECK(strstr(f.subjects[3], "{\"offset\":512}") != NULL);
+  nl_snapshot_set_clear(&set);
+}
+
+/* Pages shifted by a consumer created between two requests repeat an
+ * entry: each consumer is kept once, in order. */
+void test_poll_drops_repeated_consumers(void) {
+  fake_server f = {.n_consumers = 600, .repeat_across_pages = true};
+  nl_poll_config cfg = {.select = {.exclude = exclude_globs, .n_exclude = 1}};
+  nl_snapshot_set set = {0};
+  nl_poll_stats stats;
+  CHECK(nl_poll_run(&cfg, fake_request, &f, &set, &stats) == 0);
+  CHECK(f.requests >= 4); /* The pages were read, with their repeats. */
+  CHECK_EQ_U(set.n_consumers, 600);
+  for (size_t i = 0; i < set.n_consumers; i++) {
+    char want[16];
+    snprintf(want, sizeof(want), "c%zu", i);
+    CHECK(strcmp(set.consumers[i].name, want) == 0);
+  }
   nl_snapshot_set_clear(&set);
 }
 
