@@ -416,6 +416,35 @@ static int nl_read(user_data_t *ud);
 static void feed_advisories(void *ud, const nl_advisory *a, size_t n);
 static void refresh_pending(void *ud);
 
+/* The names of the instances configured so far (config time only; kept
+ * for the daemon's life). */
+static char **configured_names;
+static size_t n_configured_names;
+
+/* Checks that name cannot be confused with an instance configured before:
+ * values go under plugin instance <instance>-<stream>, so instances "real"
+ * and "real-eu" would both write "real-eu-..." (stream "eu-..." of the
+ * first, any stream of the second). Records the name when it is clear.
+ * Returns 0, or -1 after logging why. */
+static int check_name_unambiguous(const char *name) {
+  for (size_t i = 0; i < n_configured_names; i++) {
+    const char *old = configured_names[i];
+    size_t lo = strlen(old), ln = strlen(name);
+    const char *shorter = lo < ln ? old : name, *longer = lo < ln ? name : old;
+    size_t ls = lo < ln ? lo : ln;
+    if (lo != ln && strncmp(longer, shorter, ls) == 0 && longer[ls] == '-') {
+      ERROR(LOG_PREFIX "Instance \"%s\": its values could not be told from "
+                       "those of Instance \"%s\" (plugin instances are "
+                       "<instance>-<stream>, and \"%s-...\" is both): rename "
+                       "one of them.",
+            name, old, longer);
+      return -1;
+    }
+  }
+  return strarray_add(&configured_names, &n_configured_names, name) == 0 ? 0
+                                                                         : -1;
+}
+
 /* Parses one Instance block and registers its read callback. */
 static int config_instance(oconfig_item_t *ci) {
   nl_instance *inst = calloc(1, sizeof(*inst));
@@ -447,7 +476,8 @@ static int config_instance(oconfig_item_t *ci) {
     instance_free(inst);
     return -1;
   }
-  if (config_instance_options(ci, inst) != 0) {
+  if (check_name_unambiguous(inst->name) != 0 ||
+      config_instance_options(ci, inst) != 0) {
     instance_free(inst);
     return -1;
   }

@@ -108,6 +108,10 @@ $URL
 </Instance>" 'an Instance block needs exactly one name'
 expect duplicate "$(inst dup "$URL")
 $(inst dup "$URL")" 'nats_lens/dup' 'already registered'
+# "real" and "real-eu" would both write plugin instance "real-eu-...".
+expect ambiguous "$(inst real "$URL")
+$(inst real-eu "$URL")" 'Instance "real-eu"' 'could not be told from' \
+  'Instance "real"'
 
 # An unknown option is a warning naming it and the instance; collectd runs.
 run_conf unknown "$(inst u "$URL
