@@ -24,7 +24,7 @@ void nlc_options_usage(FILE *out) {
       "      --user USER         user name ($NATS_USER)\n"
       "      --password PASS     password ($NATS_PASSWORD; the environment\n"
       "                          keeps it out of the process list)\n"
-      "      --token TOKEN       authentication token\n"
+      "      --token TOKEN       authentication token ($NATS_TOKEN)\n"
       "      --nkey FILE         NKey seed file\n"
       "      --tls-ca FILE       CA certificates for tls:// servers\n"
       "      --tls-cert FILE     client certificate (with --tls-key)\n"
@@ -336,6 +336,7 @@ int nlc_options_parse(int argc, char **argv, nlc_options *o, char *err,
   o->user = env("NATS_USER");
   o->password = env("NATS_PASSWORD");
   o->creds = env("NATS_CREDS");
+  o->token = env("NATS_TOKEN");
   bool samples_set = false;
   opterr = 0;
   optind = 1;

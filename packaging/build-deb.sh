@@ -88,7 +88,9 @@ fi
 # Types, the disabled example drop-in, documentation and examples.
 install -m 644 types.db.d/nats_lens.db \
   "$PKGROOT/usr/share/collectd/nats_lens.types.db"
-install -m 644 packaging/nats_lens.conf \
+# The drop-in invites a Password or Token: readable by root only (collectd
+# runs as root and reads it).
+install -m 640 packaging/nats_lens.conf \
   "$PKGROOT/etc/collectd/collectd.conf.d/nats_lens.conf"
 install -m 644 packaging/debian/copyright "$DOC/copyright"
 gzip -9n <packaging/debian/changelog >"$DOC/changelog.gz"

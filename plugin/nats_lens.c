@@ -235,6 +235,20 @@ static int config_positive(oconfig_item_t *ci, const char *inst, double max,
   return config_number(ci, inst, false, max, out);
 }
 
+/* Reads Timeout: 0.01 to 600 seconds (cnats counts it in whole
+ * milliseconds, and below that a request could not even be sent). */
+static int config_timeout(oconfig_item_t *ci, nl_instance *inst) {
+  double v = 0;
+  if (cf_util_get_double(ci, &v) != 0 || !(v >= 0.01) || v > 600) {
+    ERROR(LOG_PREFIX "Instance \"%s\": option Timeout needs 0.01 to 600 "
+                     "seconds.",
+          inst->name);
+    return -1;
+  }
+  inst->timeout_s = v;
+  return 0;
+}
+
 /* Reads HealthSubjectPrefix into inst->health. */
 static int config_prefix(oconfig_item_t *ci, nl_instance *inst) {
   char *prefix = NULL;
@@ -340,7 +354,7 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
     else if (strcasecmp("ConsumerValuesLimit", key) == 0)
       status = config_values_limit(child, inst);
     else if (strcasecmp("Timeout", key) == 0)
-      status = config_positive(child, inst->name, 600, &inst->timeout_s);
+      status = config_timeout(child, inst);
     else if (strcasecmp("Interval", key) == 0)
       status = cf_util_get_cdtime(child, &inst->interval);
     else if (strcasecmp("User", key) == 0)

@@ -12,11 +12,12 @@ set -u
 nl_begin check
 CHECK=${NL_CHECK:-$NL_ROOT/cli/nats-lens-check}
 VALIDATE="$NL_ROOT/tests/integration/check_json.py"
-# NL_PORT_CHECK moves all four ports (BASE, +1, +2, +9).
+# NL_PORT_CHECK moves all five ports (BASE, +1, +2, +3, +9).
 BASE=${NL_PORT_CHECK:-14330}
 PORT=$BASE
 AUTH_PORT=$((BASE + 1))
 NOJS_PORT=$((BASE + 2))
+TOKEN_PORT=$((BASE + 3))
 DEAD_PORT=$((BASE + 9))
 URL="nats://127.0.0.1:$PORT"
 
@@ -369,6 +370,12 @@ expect_rc errors/auth-missing 3
 NATS_USER=monitor NATS_PASSWORD=s3cret run_check auth-env \
   --server "nats://127.0.0.1:$AUTH_PORT"
 expect_rc auth/env-credentials 0
+nl_start_nats "$TOKEN_PORT" --auth 'tok-s3cret' || exit 1
+LAST=token
+NATS_TOKEN=tok-s3cret run_check token-env --server "nats://127.0.0.1:$TOKEN_PORT"
+expect_rc auth/env-token 0
+run_check token-none --server "nats://127.0.0.1:$TOKEN_PORT"
+expect_rc auth/token-missing 3
 LAST=usage
 run_check usage --server "$URL" --format xml
 expect_rc errors/bad-format 3

@@ -63,9 +63,11 @@ expect bad-url "$(inst b 'URL "http://127.0.0.1:4222"')" 'Instance "b"' \
   'option URL "http://127.0.0.1:4222" is not a NATS URL'
 expect url-number "$(inst c 'URL 4222')" 'Instance "c"' 'option "URL"'
 expect timeout-negative "$(inst d "$URL
-Timeout -3")" 'Instance "d"' 'option Timeout needs a number greater than 0'
+Timeout -3")" 'Instance "d"' 'option Timeout needs 0.01 to 600 seconds'
 expect timeout-huge "$(inst e "$URL
-Timeout 1e9")" 'Instance "e"' 'option Timeout' 'at most 600'
+Timeout 1e9")" 'Instance "e"' 'option Timeout needs 0.01 to 600 seconds'
+expect timeout-tiny "$(inst e2 "$URL
+Timeout 0.0004")" 'Instance "e2"' 'option Timeout needs 0.01 to 600 seconds'
 expect timeout-text "$(inst f "$URL
 Timeout \"fast\"")" 'Instance "f"' 'Timeout'
 expect interval-negative "$(inst g "$URL

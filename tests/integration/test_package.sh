@@ -145,6 +145,13 @@ X=$NL_TMP/deb
 dpkg-deb -x "$DEB" "$X"
 dpkg-deb -e "$DEB" "$X/DEBIAN"
 DEPENDS=$(dpkg-deb -f "$DEB" Depends)
+# The drop-in may hold a password: root's alone.
+conf_mode=$(dpkg-deb -c "$DEB" | awk '$NF ~ /conf.d\/nats_lens.conf$/ { print $1, $2 }')
+if [ "$conf_mode" = "-rw-r----- root/root" ]; then
+  nl_pass deb/conf-mode "$conf_mode"
+else
+  nl_fail deb/conf-mode "drop-in is '${conf_mode:-missing}', not -rw-r----- root/root"
+fi
 missing=
 for f in $(find "$X" -type f -exec sh -c \
   'head -c 4 "$1" | grep -q ELF && echo "$1"' _ {} \;); do
