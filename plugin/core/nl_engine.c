@@ -12,6 +12,7 @@ typedef struct {
   char *name;
   uint64_t lost_total;
   uint32_t seen_generation;
+  int64_t last_seen_ns; /* Poll time it was last listed or missing. */
   nl_ext_stream_prev prev;
   nl_finding *active[NL_CLASS_COUNT]; /* Stream-level classes only. */
   nl_seqclock *clock;          /* Of a max_age stream (owned), or NULL. */
@@ -24,6 +25,15 @@ typedef struct {
  * consumers are counted unobservable (and kept) from the first poll. */
 #define NL_UNOBSERVABLE_POLLS 2
 
+/* How long the totals of a stream neither listed nor reported missing are
+ * kept (a stream deleted and created again within it keeps its count of
+ * lost messages); then they are freed, so that streams coming and going
+ * all day do not grow the engine. */
+#define NL_STREAM_FORGET_NS (600LL * 1000000000LL)
+
+/* An empty slot of the stream index. */
+#define NO_SLOT ((size_t)-1)
+
 struct nl_engine {
   nl_registry *reg;
   nl_detect_params params;
@@ -33,6 +43,10 @@ struct nl_engine {
   stream_total *totals;
   size_t n_totals;
   size_t cap_totals;
+  /* Open-addressing index of totals by name: NO_SLOT or an index into
+   * totals; n_slots is 0 or a power of two at least twice n_totals. */
+  size_t *slots;
+  size_t n_slots;
   uint64_t advisories_fed;
   uint64_t advisories_unknown;
   uint64_t advisories_contradicted;
@@ -63,9 +77,80 @@ void nl_engine_free(nl_engine *e) {
       free(e->totals[i].active[cls]);
   }
   free(e->totals);
+  free(e->slots);
   nl_audit_result_free(&e->scratch);
   free(e);
 }
+
+/* The slot that holds name's index, or the empty slot where it would go;
+ * NULL when the index is empty. */
+static size_t *slot_of(const nl_engine *e, const char *name) {
+  if (e->n_slots == 0)
+    return NULL;
+  size_t mask = e->n_slots - 1;
+  for (size_t i =
+           (size_t)nl_hash_bytes(NL_HASH_BASIS, name, strlen(name)) & mask;
+       ; i = (i + 1) & mask) {
+    size_t *slot = &e->slots[i];
+    if (*slot == NO_SLOT || strcmp(e->totals[*slot].name, name) == 0)
+      return slot;
+  }
+}
+
+/* Builds the index again for the totals held, with room for at least
+ * want of them. Returns 0, or -1 when memory runs out (the old index
+ * stays). */
+static int index_rebuild(nl_engine *e, size_t want) {
+  size_t n = 16;
+  while (n < 2 * want)
+    n *= 2;
+  size_t *slots = malloc(n * sizeof(*slots));
+  if (slots == NULL)
+    return -1;
+  for (size_t i = 0; i < n; i++)
+    slots[i] = NO_SLOT;
+  free(e->slots);
+  e->slots = slots;
+  e->n_slots = n;
+  for (size_t i = 0; i < e->n_totals; i++)
+    *slot_of(e, e->totals[i].name) = i;
+  return 0;
+}
+
+/* Returns the totals of the stream named name, or NULL. */
+static stream_total *find_total(const nl_engine *e, const char *name) {
+  size_t *slot = slot_of(e, name);
+  return slot != NULL && *slot != NO_SLOT ? &e->totals[*slot] : NULL;
+}
+
+/* Frees the totals of streams neither listed nor missing for
+ * NL_STREAM_FORGET_NS (their findings were cleared when they went). */
+static void forget_gone_streams(nl_engine *e, int64_t now_ns) {
+  size_t kept = 0;
+  for (size_t i = 0; i < e->n_totals; i++) {
+    stream_total *t = &e->totals[i];
+    if (t->seen_generation != e->generation &&
+        now_ns - t->last_seen_ns > NL_STREAM_FORGET_NS) {
+      free(t->name);
+      free(t->clock);
+      for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
+        free(t->active[cls]);
+      continue;
+    }
+    e->totals[kept++] = *t;
+  }
+  if (kept == e->n_totals)
+    return;
+  e->n_totals = kept;
+  /* The entries moved: index them again in the slots there are, which have
+   * room for more than are left. */
+  for (size_t i = 0; i < e->n_slots; i++)
+    e->slots[i] = NO_SLOT;
+  for (size_t i = 0; i < e->n_totals; i++)
+    *slot_of(e, e->totals[i].name) = i;
+}
+
+size_t nl_engine_streams_held(const nl_engine *e) { return e->n_totals; }
 
 nl_registry *nl_engine_registry(nl_engine *e) { return e->reg; }
 
@@ -78,9 +163,12 @@ static int64_t hold_ns(const nl_engine *e) {
 /* Returns the running total for a stream, creating it at 0; NULL when memory
  * runs out. */
 static stream_total *total_for(nl_engine *e, const char *name) {
-  for (size_t i = 0; i < e->n_totals; i++)
-    if (strcmp(e->totals[i].name, name) == 0)
-      return &e->totals[i];
+  stream_total *found = find_total(e, name);
+  if (found != NULL)
+    return found;
+  if (2 * (e->n_totals + 1) > e->n_slots &&
+      index_rebuild(e, 2 * (e->n_totals + 1)) != 0)
+    return NULL;
   if (e->n_totals == e->cap_totals) {
     size_t n = e->cap_totals ? 2 * e->cap_totals : 16;
     stream_total *t = realloc(e->totals, n * sizeof(*t));
@@ -93,6 +181,7 @@ static stream_total *total_for(nl_engine *e, const char *name) {
   if (copy == NULL)
     return NULL;
   e->totals[e->n_totals] = (stream_total){.name = copy};
+  *slot_of(e, copy) = e->n_totals;
   return &e->totals[e->n_totals++];
 }
 
@@ -245,6 +334,7 @@ static void stream_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
   t->prev = (nl_ext_stream_prev){
       true, s->last_seq, s->msgs, s->consumer_count, now_ns, empty_since};
   t->seen_generation = e->generation;
+  t->last_seen_ns = now_ns;
 }
 
 /* A stream STREAM.LIST reported missing: CONSUMER_UNOBSERVABLE is detected
@@ -269,16 +359,15 @@ static void missing_stream(nl_engine *e, const nl_snapshot_set *set, size_t i,
               held && held->config_key ? held->config_key : 1, now_ns,
               hold_ns(e), sink, ud);
   t->seen_generation = e->generation;
+  t->last_seen_ns = now_ns;
 }
 
 const nl_finding *nl_engine_stream_finding(nl_engine *e, const char *stream,
                                            nl_class cls) {
   if ((unsigned)cls >= NL_CLASS_COUNT)
     return NULL;
-  for (size_t i = 0; i < e->n_totals; i++)
-    if (strcmp(e->totals[i].name, stream) == 0)
-      return e->totals[i].active[cls];
-  return NULL;
+  const stream_total *t = find_total(e, stream);
+  return t != NULL ? t->active[cls] : NULL;
 }
 
 typedef struct {
@@ -484,6 +573,7 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
   for (size_t i = 0; i < view.n_missing_streams; i++)
     missing_stream(e, &view, i, now_ns, sink, ud);
   streams_gone(e, sink, ud);
+  forget_gone_streams(e, now_ns);
   free(lost);
   free(delivered);
   free(clock);

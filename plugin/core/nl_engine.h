@@ -102,6 +102,10 @@ typedef struct {
 int nl_engine_active(nl_engine *e, bool (*keep)(const char *stream, void *ud),
                      void *ud, nl_active **out, size_t *n);
 
+/* Returns how many streams the engine keeps totals for: those listed or
+ * missing lately (streams gone for 10 minutes are forgotten). */
+size_t nl_engine_streams_held(const nl_engine *e);
+
 /* Returns the registry (owned by the engine), for read-only views. */
 nl_registry *nl_engine_registry(nl_engine *e);
 

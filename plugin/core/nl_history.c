@@ -33,15 +33,12 @@ struct nl_registry {
   nl_consumer_state *free; /* Freed slots, chained through next. */
 };
 
-/* FNV-1a over the stream name, a separator and the consumer name. */
+/* The hash of the stream name, a separator and the consumer name. */
 static uint64_t key_hash(const char *stream, const char *name) {
-  uint64_t h = 1469598103934665603ULL;
-  for (const unsigned char *p = (const unsigned char *)stream; *p; p++)
-    h = (h ^ *p) * 1099511628211ULL;
-  h = (h ^ 0xff) * 1099511628211ULL;
-  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-    h = (h ^ *p) * 1099511628211ULL;
-  return h;
+  static const unsigned char sep = 0xff;
+  uint64_t h = nl_hash_bytes(NL_HASH_BASIS, stream, strlen(stream));
+  h = nl_hash_bytes(h, &sep, 1);
+  return nl_hash_bytes(h, name, strlen(name));
 }
 
 nl_registry *nl_registry_create(void) {

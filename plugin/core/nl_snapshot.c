@@ -70,18 +70,19 @@ int64_t nl_consumer_redelivery_delay_ns(const nl_consumer_snap *c) {
   return d > NL_DURATION_MAX_NS ? NL_DURATION_MAX_NS : d;
 }
 
-/* FNV-1a over n bytes, continuing from h. */
-static uint64_t fnv(uint64_t h, const void *data, size_t n) {
+uint64_t nl_hash_bytes(uint64_t h, const void *data, size_t n) {
   const unsigned char *p = data;
   for (size_t i = 0; i < n; i++)
     h = (h ^ p[i]) * 1099511628211ULL;
   return h;
 }
 
-static uint64_t fnv_i64(uint64_t h, int64_t v) { return fnv(h, &v, sizeof(v)); }
+static uint64_t fnv_i64(uint64_t h, int64_t v) {
+  return nl_hash_bytes(h, &v, sizeof(v));
+}
 
 static uint64_t fnv_str(uint64_t h, const char *str) {
-  return str ? fnv(h, str, strlen(str) + 1) : fnv_i64(h, -1);
+  return str ? nl_hash_bytes(h, str, strlen(str) + 1) : fnv_i64(h, -1);
 }
 
 bool nl_created_same(int64_t a, int64_t b) {
@@ -90,7 +91,7 @@ bool nl_created_same(int64_t a, int64_t b) {
 
 uint64_t nl_config_key(const nl_consumer_snap *c, int64_t created_ns,
                        const nl_stream_snap *s) {
-  uint64_t h = 14695981039346656037ULL;
+  uint64_t h = NL_HASH_BASIS;
   h = fnv_i64(h, s->retention);
   h = fnv_i64(h, s->discard_new);
   h = fnv_i64(h, s->max_msgs);

@@ -182,6 +182,12 @@ bool nl_created_same(int64_t a, int64_t b);
 uint64_t nl_config_key(const nl_consumer_snap *c, int64_t created_ns,
                        const nl_stream_snap *s);
 
+/* The FNV-1a basis, and FNV-1a over n bytes of data continuing from h: the
+ * one hash of the core (configuration keys, the consumer registry, the
+ * stream index). */
+#define NL_HASH_BASIS 14695981039346656037ULL
+uint64_t nl_hash_bytes(uint64_t h, const void *data, size_t n);
+
 /* A duration in nanoseconds as seconds. */
 static inline double nl_seconds(int64_t ns) { return (double)ns / 1e9; }
 

@@ -1359,3 +1359,34 @@ void test_created_consumer_refresh(void) {
   CHECK_EQ_U(w.onsets[NL_ACK_NONE_CONSUMER], 1);
   world_free(&w);
 }
+
+/* Streams coming and going all day: each poll lists MAX_OBJ streams never
+ * seen before (the previous ones are gone), 10 s apart. The engine forgets
+ * a stream 10 minutes after its last listing, so it holds at most the
+ * streams of the last 10 minutes (61 polls) however long it runs, and
+ * finds each listed stream by name. */
+void test_stream_churn_is_forgotten(void) {
+  world w;
+  world_init(&w, true);
+  static char names[MAX_OBJ][32];
+  size_t most = 0;
+  for (int poll = 0; poll < 400; poll++) {
+    w.n_streams = 0;
+    for (int i = 0; i < MAX_OBJ; i++) {
+      snprintf(names[i], sizeof(names[i]), "S%d_%d", poll, i);
+      nl_stream_snap *s = add_stream(&w, names[i]);
+      s->cluster = "C1";
+      s->replicas = 1; /* A stream-level finding to find by name. */
+    }
+    world_poll(&w);
+    w.t += 9 * SEC; /* world_poll adds 1 s. */
+    size_t held = nl_engine_streams_held(w.engine);
+    if (held > most)
+      most = held;
+    CHECK(nl_engine_stream_finding(w.engine, names[MAX_OBJ - 1],
+                                   NL_STREAM_SINGLE_REPLICA) != NULL);
+  }
+  /* 3,200 names seen; at most 62 polls' worth held. */
+  CHECK(most >= MAX_OBJ * 60 && most <= MAX_OBJ * 62);
+  world_free(&w);
+}
