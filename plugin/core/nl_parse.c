@@ -170,10 +170,15 @@ static json_object *parse_reply(const char *json, size_t len, int *rc,
   size_t used = json_tokener_get_parse_end(tok);
   json_tokener_free(tok);
   if (root == NULL || jerr != json_tokener_success) {
-    snprintf(err, errlen, "malformed JSON: %s",
-             json_tokener_error_desc(jerr == json_tokener_success
-                                         ? json_tokener_error_parse_eof
-                                         : jerr));
+    /* json-c says "continue" for input that ends inside a value. */
+    if (jerr == json_tokener_continue || jerr == json_tokener_success)
+      snprintf(err, errlen,
+               "truncated JSON: the reply ends after %zu bytes, "
+               "inside a value",
+               len);
+    else
+      snprintf(err, errlen, "malformed JSON: %s",
+               json_tokener_error_desc(jerr));
     json_object_put(root);
     *rc = NL_PARSE_BAD_JSON;
     return NULL;

@@ -60,7 +60,7 @@ void test_hostile_truncated_replies(void) {
   CHECK(full != NULL);
   if (full == NULL)
     return;
-  size_t bad = 0;
+  size_t bad = 0, truncated = 0;
   for (size_t cut = 0; cut < len; cut += 7) {
     char *copy = malloc(cut + 1);
     memcpy(copy, full, cut);
@@ -68,12 +68,18 @@ void test_hostile_truncated_replies(void) {
     nl_page_info page;
     char err[256] = "";
     int rc = nl_parse_stream_list(copy, cut, &set, &page, err, sizeof(err));
-    if (rc != NL_PARSE_BAD_JSON || err[0] == '\0')
+    if (rc != NL_PARSE_BAD_JSON || err[0] == '\0' ||
+        strstr(err, "continue") != NULL)
       bad++;
+    if (cut > 0 && strncmp(err, "truncated JSON", 14) != 0 &&
+        strncmp(err, "malformed JSON", 14) != 0)
+      bad++;
+    truncated += strncmp(err, "truncated JSON", 14) == 0;
     nl_snapshot_set_clear(&set);
     free(copy);
   }
   CHECK_EQ_U(bad, 0);
+  CHECK(truncated > 0); /* Cut inside a value, said so. */
   free(full);
 }
 
