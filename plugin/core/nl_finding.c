@@ -127,6 +127,7 @@ void nl_finding_guard_fix(nl_finding *f, const char *stream,
   snprintf(f->recommendation + n, sizeof(f->recommendation) - n,
            "%sno fix command is printed: the stream or consumer name would "
            "not reach the nats CLI as it is (it starts with '-', holds a "
-           "control character or is longer than 255 bytes)",
+           "control character or bytes that are not UTF-8, or is longer "
+           "than 255 bytes)",
            n > 0 ? "; " : "");
 }

@@ -1,6 +1,8 @@
 /* nl_json.c: small json-c helpers shared by the event and view builders. */
 #include "nl_json.h"
 
+#include "nl_names.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -43,23 +45,6 @@ void nl_json_add_number(struct json_object *obj, const char *key, double v) {
   json_object_object_add(obj, key, num);
 }
 
-/* Returns the length of the valid UTF-8 sequence at s (1 to 4), or 0 when
- * the bytes there are not valid UTF-8. */
-static size_t utf8_len(const unsigned char *s) {
-  if (s[0] < 0x80)
-    return 1;
-  size_t n = (s[0] & 0xE0) == 0xC0   ? 2
-             : (s[0] & 0xF0) == 0xE0 ? 3
-             : (s[0] & 0xF8) == 0xF0 ? 4
-                                     : 0;
-  if (n == 0 || s[0] == 0xC0 || s[0] == 0xC1 || s[0] > 0xF4)
-    return 0;
-  for (size_t i = 1; i < n; i++)
-    if ((s[i] & 0xC0) != 0x80)
-      return 0;
-  return n;
-}
-
 void nl_json_add_string(struct json_object *obj, const char *key,
                         const char *s) {
   if (s == NULL) {
@@ -67,13 +52,7 @@ void nl_json_add_string(struct json_object *obj, const char *key,
     return;
   }
   const unsigned char *p = (const unsigned char *)s;
-  bool valid = true;
-  for (size_t i = 0; p[i] && valid;) {
-    size_t n = utf8_len(p + i);
-    valid = n > 0;
-    i += n;
-  }
-  if (valid) {
+  if (nl_utf8_valid(s)) {
     json_object_object_add(obj, key, json_object_new_string(s));
     return;
   }
@@ -85,7 +64,7 @@ void nl_json_add_string(struct json_object *obj, const char *key,
     return;
   size_t o = 0;
   for (size_t i = 0; p[i];) {
-    size_t n = utf8_len(p + i);
+    size_t n = nl_utf8_len(p + i);
     if (n == 0) {
       copy[o++] = '?';
       i++;

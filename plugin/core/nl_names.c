@@ -101,7 +101,8 @@ void nl_shell_names_of(const char *stream, const char *consumer,
 }
 
 bool nl_cli_name_usable(const char *name) {
-  if (name == NULL || name[0] == '-' || strlen(name) > 255)
+  if (name == NULL || name[0] == '-' || strlen(name) > 255 ||
+      !nl_utf8_valid(name))
     return false;
   for (const unsigned char *p = (const unsigned char *)name; *p; p++)
     if (*p < 0x20 || *p == 0x7f || (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
@@ -126,4 +127,30 @@ const char *nl_printable(const char *text, bool nagios, char *out, size_t len) {
   if (len > 0)
     out[o] = '\0';
   return out;
+}
+
+size_t nl_utf8_len(const unsigned char *s) {
+  if (s[0] < 0x80)
+    return 1;
+  size_t n = (s[0] & 0xE0) == 0xC0   ? 2
+             : (s[0] & 0xF0) == 0xE0 ? 3
+             : (s[0] & 0xF8) == 0xF0 ? 4
+                                     : 0;
+  if (n == 0 || s[0] == 0xC0 || s[0] == 0xC1 || s[0] > 0xF4)
+    return 0;
+  for (size_t i = 1; i < n; i++)
+    if ((s[i] & 0xC0) != 0x80)
+      return 0;
+  return n;
+}
+
+bool nl_utf8_valid(const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  for (size_t i = 0; p[i];) {
+    size_t n = nl_utf8_len(p + i);
+    if (n == 0)
+      return false;
+    i += n;
+  }
+  return true;
 }

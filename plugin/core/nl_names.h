@@ -32,9 +32,17 @@ const char *nl_shell_word(const char *name, char *buf, size_t len);
  * every byte a quote at worst. */
 #define NL_SHELL_NAME_MAX 1024
 
+/* Returns the length of the valid UTF-8 sequence at s (1 to 4), or 0 when
+ * the bytes there are not valid UTF-8. */
+size_t nl_utf8_len(const unsigned char *s);
+
+/* True when s is valid UTF-8 throughout. */
+bool nl_utf8_valid(const char *s);
+
 /* True when name can be given to the nats CLI as it is, shell-quoted: at
- * most 255 bytes (the server's limit), not starting with '-' (it would be
- * taken for an option), and without control characters. */
+ * most 255 bytes (the server's limit), valid UTF-8 (JSON output would show
+ * other bytes as '?'), not starting with '-' (it would be taken for an
+ * option), and without control characters. */
 bool nl_cli_name_usable(const char *name);
 
 /* Copies text into out (len bytes) so that it prints safely in a log line,

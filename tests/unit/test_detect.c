@@ -952,6 +952,8 @@ void test_fix_command_names(void) {
   CHECK(strstr(f.recommendation, "no fix command is printed") != NULL);
   CHECK(throttled_finding("ORD\x1b[2JERS", "c", &f));
   CHECK(f.fix_command[0] == '\0');
+  CHECK(throttled_finding("ORDERS", "c\xff", &f));
+  CHECK(f.fix_command[0] == '\0');
   CHECK(throttled_finding("ORDERS", "work-1", &f));
   CHECK(strcmp(f.fix_command, "nats consumer edit ORDERS work-1 "
                               "--max-pending 10") == 0);
