@@ -15,8 +15,9 @@ typedef struct {
   int64_t last_seen_ns; /* Poll time it was last listed or missing. */
   nl_ext_stream_prev prev;
   nl_finding *active[NL_CLASS_COUNT]; /* Stream-level classes only. */
-  nl_seqclock *clock;          /* Of a max_age stream (owned), or NULL. */
-  unsigned unobservable_polls; /* Consecutive polls that could not see it. */
+  nl_seqclock *clock;            /* Of a max_age stream (owned), or NULL. */
+  unsigned unobservable_polls;   /* Consecutive polls that could not see it. */
+  int64_t unobservable_since_ns; /* The first of them. */
 } stream_total;
 
 /* Polls in a row a stream must stay unobservable before
@@ -24,6 +25,10 @@ typedef struct {
  * hides an R3 stream for one poll at most, and is not worth a warning. Its
  * consumers are counted unobservable (and kept) from the first poll. */
 #define NL_UNOBSERVABLE_POLLS 2
+/* ... and for this long: a consumer list of a clustered server waits 4 s
+ * for consumer leaders that do not answer, and a routine leader failover
+ * hides a stream for about as long, polled every second or not. */
+#define NL_UNOBSERVABLE_NS (10LL * 1000000000LL)
 
 /* How long the totals of a stream neither listed nor reported missing are
  * kept (a stream deleted and created again within it keeps its count of
@@ -296,16 +301,21 @@ static void report_gone(nl_consumer_state *st, void *arg) {
 }
 
 /* Counts the polls in a row in which stream t was unobservable and holds
- * back a new CONSUMER_UNOBSERVABLE until NL_UNOBSERVABLE_POLLS of them. */
-static void debounce_unobservable(stream_total *t, bool *active) {
+ * back a new CONSUMER_UNOBSERVABLE until NL_UNOBSERVABLE_POLLS of them
+ * over NL_UNOBSERVABLE_NS at least. */
+static void debounce_unobservable(stream_total *t, bool *active,
+                                  int64_t now_ns) {
   if (!active[NL_CONSUMER_UNOBSERVABLE]) {
     t->unobservable_polls = 0;
     return;
   }
+  if (t->unobservable_polls == 0)
+    t->unobservable_since_ns = now_ns;
   if (t->unobservable_polls < NL_UNOBSERVABLE_POLLS)
     t->unobservable_polls++;
-  if (t->unobservable_polls < NL_UNOBSERVABLE_POLLS &&
-      t->active[NL_CONSUMER_UNOBSERVABLE] == NULL)
+  bool long_enough = t->unobservable_polls >= NL_UNOBSERVABLE_POLLS &&
+                     now_ns - t->unobservable_since_ns >= NL_UNOBSERVABLE_NS;
+  if (!long_enough && t->active[NL_CONSUMER_UNOBSERVABLE] == NULL)
     active[NL_CONSUMER_UNOBSERVABLE] = false;
 }
 
@@ -319,7 +329,7 @@ static void stream_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
   nl_finding found[NL_CLASS_COUNT];
   nl_ext_detect_stream(set, i, &t->prev, delivered_delta, now_ns, t->active,
                        &e->params, &e->scratch, &e->audit, active, found);
-  debounce_unobservable(t, active);
+  debounce_unobservable(t, active, now_ns);
   const nl_stream_snap *s = &set->streams[i];
   uint64_t key = nl_config_key(NULL, 0, s);
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
@@ -350,7 +360,7 @@ static void missing_stream(nl_engine *e, const nl_snapshot_set *set, size_t i,
   nl_finding found[NL_CLASS_COUNT];
   nl_ext_detect_missing_stream(set, i, &e->params, &e->scratch, &e->audit,
                                active, found);
-  debounce_unobservable(t, active);
+  debounce_unobservable(t, active, now_ns);
   /* Nothing of the stream was seen: it counts as configured as before,
    * so that the finding can only clear by its hold. */
   const nl_finding *held = t->active[NL_CONSUMER_UNOBSERVABLE];
