@@ -166,7 +166,11 @@ static void instance_free(void *arg) {
   nl_instance *inst = arg;
   if (inst == NULL)
     return;
-  /* The listener and the advisory thread use the engine: stop them first. */
+  /* Closing the connection first makes a request the advisory thread is
+   * waiting on (a server that does not answer) fail at once, so stopping
+   * the thread takes no Timeout. The listener and the advisory thread use
+   * the engine: stop them before it goes. */
+  nl_transport_close(inst->transport);
   nl_advisory_thread_stop(inst->adv);
   nl_http_stop(inst->http);
   free(inst->listen_host);

@@ -24,6 +24,7 @@ struct nl_transport {
   /* Subscriptions made with nl_transport_subscribe. */
   struct nl_sub *subs;
   bool signs_nonce; /* NKey or credentials: see nl_nkey_connect. */
+  bool closing;     /* nl_transport_close was called. */
 };
 
 /* One subscription: the cnats handle and the receiver it calls. */
@@ -330,16 +331,21 @@ static void end_subscriptions(nl_transport *t) {
       natsSubscription_Unsubscribe(s->sub);
 }
 
+void nl_transport_close(nl_transport *t) {
+  if (t == NULL || t->conn == NULL || t->closing)
+    return;
+  t->closing = true;
+  end_subscriptions(t);
+  /* cnats makes the disconnected and closed callbacks from its own thread
+   * after Close returns; t must outlive them. */
+  natsConnection_Close(t->conn);
+  wait_closed(t);
+}
+
 void nl_transport_free(nl_transport *t) {
   if (t == NULL)
     return;
-  end_subscriptions(t);
-  if (t->conn != NULL) {
-    /* cnats makes the disconnected and closed callbacks from its own thread
-     * after Close returns; t must outlive them. */
-    natsConnection_Close(t->conn);
-    wait_closed(t);
-  }
+  nl_transport_close(t);
   while (t->subs != NULL) {
     struct nl_sub *s = t->subs;
     t->subs = s->next;

@@ -52,6 +52,12 @@ int nl_transport_create(const nl_transport_config *cfg, nl_transport **out,
  * the reason in err. */
 int nl_transport_connect(nl_transport *t, char *err, size_t errlen);
 
+/* Ends the subscriptions and closes the connection: requests waiting for a
+ * reply, and any made later, fail at once (NL_TRANSPORT_UNREACHABLE), and
+ * no callback runs after it returns. t stays valid until
+ * nl_transport_free; closing twice is harmless. */
+void nl_transport_close(nl_transport *t);
+
 /* Returns true when the connection is up now. */
 bool nl_transport_connected(nl_transport *t);
 
