@@ -588,6 +588,10 @@ class CaseRunner:
         its streams, the consumers it held values of, and the polls in
         which their deliveries rose (the pattern really ran)."""
         polls, consumers, busy = 0, set(), 0
+        # The longest time, at the end of the case, in which no consumer of
+        # the pattern received anything while its stream kept growing: a
+        # client that stopped reading (the healthy pattern no longer ran).
+        stalled = 0.0
         for stream in streams:
             polls = max(polls, len(self.env.csv_rows(stream, "count",
                                                      "messages")))
@@ -598,13 +602,24 @@ class CaseRunner:
                 consumers.add(name.rsplit("-", 3)[0])
             # nats_lens_delivered is a counter (CSV keeps its value): a
             # busy poll is one in which it rose.
+            last_busy = None
             for name in consumers:
                 rows = self.env.csv_rows(stream, "nats_lens_delivered", name)
                 busy += sum(1 for (_, a), (_, b) in zip(rows, rows[1:])
                             if b > a)
+                for (_, a), (t, b) in zip(rows, rows[1:]):
+                    if b > a and (last_busy is None or t > last_busy):
+                        last_busy = t
+            grown = self.env.csv_rows(stream, "count", "messages")
+            seq = self.env.csv_rows(stream, "nats_lens_seq", "last")
+            if last_busy is not None and seq and seq[-1][1] > max(
+                    (v for t, v in seq if t <= last_busy), default=0) and \
+                    grown:
+                stalled = max(stalled, seq[-1][0] - last_busy)
         self.res.update({"polls_seen": polls, "consumers_seen":
                          len(consumers), "polls_with_deliveries": busy,
-                         "must_be_busy": self.case.mix_busy})
+                         "must_be_busy": self.case.mix_busy,
+                         "stalled_s": round(stalled)})
 
     def run_steps(self, steps):
         ok = True

@@ -366,6 +366,12 @@ def classes_arg(raws):
     return "" if cls == CLASSES else " CLASSES=\"%s\"" % " ".join(cls)
 
 
+# A pattern whose consumers received nothing for this long at the end of
+# the run while its stream kept growing did not run as a healthy pattern:
+# its client stopped reading, and a finding on it is true.
+STALLED_S = 300
+
+
 def mix_section(soak, raws):
     """The production mix: one row per pattern, then the false findings per
     class and the notifications per hour."""
@@ -381,19 +387,27 @@ def mix_section(soak, raws):
           "the server restart). CONSUMER_UNOBSERVABLE says that the plugin "
           "could not read a stream's consumers (a poll cut off by its time "
           "budget, the server restarting): it is about the plugin's view, "
-          "not the application, and is counted apart as *operational*." % (
+          "not the application, and is counted apart as *operational*. A pattern "
+          "whose client stopped reading for %d s or more at the end while "
+          "its stream kept growing no longer ran as a healthy pattern: a "
+          "finding on it is true and is counted apart as *stalled client*." % (
               sum(1 for r in soak if r["case"] != "mix/server-restart"),
-              secs), "",
+              secs, STALLED_S), "",
           "| pattern | language | what it does | polls | consumers / busy | "
           "restarts | false findings | operational |",
           "|---|---|---|---|---|---|---|---|"]
-    per_class, operational = {}, {}
+    per_class, operational, stalled = {}, {}, {}
     for r in soak:
         every = [c for _, c in r.get("notifications", [])]
         fired = [c for c in every if c not in OPERATIONAL]
         ops = [c for c in every if c in OPERATIONAL]
+        stall = r.get("stalled_s", 0) >= STALLED_S
         for c in fired:
-            per_class[c] = per_class.get(c, 0) + 1
+            where = stalled if stall else per_class
+            where[c] = where.get(c, 0) + 1
+        if stall and fired:
+            fired = ["%s (true: client stalled %d s)" % (c, r["stalled_s"])
+                     for c in fired]
         for c in ops:
             operational[c] = operational.get(c, 0) + 1
         restarts = sum(v for k, v in r.items() if k.startswith("restarts_"))
@@ -420,6 +434,9 @@ def mix_section(soak, raws):
                or "none"),
            "| false notifications per hour | %.1f |" % (
                total * 3600.0 / secs if secs > 0 else 0),
+           "| findings on a stalled client (true) | %s |" % (
+               ", ".join("%s %d" % kv for kv in sorted(stalled.items()))
+               or "none"),
            "| operational notifications (CONSUMER_UNOBSERVABLE) | %d |" %
            sum(operational.values()),
            "| `gauge-onsets_per_hour` of the instance, highest | %s |" % (
@@ -645,7 +662,8 @@ def main():
     if soak:
         md += mix_section(soak, raws)
         fp_total += sum(1 for r in soak for _, c in r.get("notifications", [])
-                        if c not in OPERATIONAL)
+                        if c not in OPERATIONAL and
+                        r.get("stalled_s", 0) < STALLED_S)
 
     base = next((raw["baseline"] for raw in raws if raw.get("baseline")),
                 None)
