@@ -137,6 +137,13 @@ async function main() {
 
   async function worker() {
     while (!stop && deadline - Date.now() > 20) {
+      // Without reconnect a lost connection is final: end (with a failure)
+      // so that the service running this client starts it again, as the
+      // C, Go and Python clients do.
+      if (nc.isClosed()) {
+        process.stderr.write("nl_consume.js: connection closed\n");
+        process.exit(1);
+      }
       // The consumers API accepts no expiry under one second.
       const expires = Math.max(1000, Math.min(r.expiresMs, deadline - Date.now()));
       count.pull_requests++;
