@@ -3,7 +3,8 @@
 # 86,400 s, as packaged): the NATS server is killed for 20 s and started
 # again. Each poll during the outage is reported as failed (one per
 # interval: the plugin keeps its interval instead of making collectd back
-# off), and the first poll after the server is back succeeds.
+# off), and once the server is back the plugin is connected within 3
+# polls (cnats retries every second).
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin outage_recovery
@@ -46,13 +47,14 @@ if [ "$failed" -ge $((OUTAGE / 2)) ]; then
 else
   nl_fail recovery/kept-interval "only $failed failed polls in the ${OUTAGE} s outage (back-off)"
 fi
-# The first poll that started after the server listened again succeeded
-# (a poll started in its first second may still see it starting).
-first=$(awk -F, -v up="$UP" 'NR > 1 && $1 > up + 1 { print $2 + 0; exit }' "$f")
-if [ "$first" = 1 ]; then
-  nl_pass recovery/next-poll "the first poll after the restart succeeded"
+# The plugin reconnects as soon as cnats does (it retries every second):
+# at most 3 polls after the server listens again still fail.
+late=$(awk -F, -v up="$UP" 'NR > 1 && $1 > up {
+  if ($2 + 0 == 1) { print n + 0; exit } n++ }' "$f")
+if [ -n "$late" ] && [ "$late" -le 3 ]; then
+  nl_pass recovery/next-polls "$late failed poll(s) after the restart, then connected"
 else
-  nl_fail recovery/next-poll "the first poll after the restart had connected=${first:-none}"
+  nl_fail recovery/next-polls "${late:-no} failed poll(s) after the restart before one succeeded"
 fi
 if nl_notifications "POLL_FAILED instance o" | grep -q "severity = OKAY"; then
   nl_pass recovery/okay "POLL_FAILED OKAY sent"
