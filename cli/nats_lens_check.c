@@ -191,13 +191,13 @@ static int report(const nlc_options *o, const char *servers,
     free(live);
     return fail(o, "out of memory%s%s", "", NULL);
   }
-  for (size_t i = 0; i < audit.n; i++)
+  for (size_t i = 0; i < audit.n; i++) {
     nl_finding_guard_fix(&audit.items[i].f, audit.items[i].stream,
                          audit.items[i].consumer);
-  for (size_t i = 0; i < audit.n; i++)
     r.rows[r.n_rows++] = (nlc_row){
         "config", nl_audit_class_name(audit.items[i].cls),
         audit.items[i].stream, audit.items[i].consumer, &audit.items[i].f};
+  }
   for (size_t i = 0; i < n_live; i++)
     r.rows[r.n_rows++] = (nlc_row){"live", nl_class_name(live[i].f->cls),
                                    live[i].stream, live[i].consumer, live[i].f};
