@@ -54,7 +54,8 @@ endif
 #                  and paging, advisory subscription, queue and thread
 #                  (libnljsapi.a)
 #   plugin/http/   the REST API and dashboard (linked into the plugin only)
-#   plugin/nats_lens.c  the collectd glue
+#   plugin/glue/   the collectd glue (nats_lens.c: configuration, reads,
+#                  values and notifications)
 # Sources include a header of their own layer by its name and one of
 # another layer by its folder ("core/nl_engine.h"), with -Iplugin only, so a
 # file cannot reach a layer above its own by accident. Nothing links
@@ -69,6 +70,8 @@ JSAPI_OBJ := $(patsubst plugin/%.c,$(BUILD)/%.o,$(JSAPI_SRC))
 JSAPI_LIB := $(BUILD)/libnljsapi.a
 HTTP_SRC := $(wildcard plugin/http/nl_*.c)
 HTTP_OBJ := $(patsubst plugin/%.c,$(BUILD)/%.o,$(HTTP_SRC))
+GLUE_SRC := $(wildcard plugin/glue/*.c)
+GLUE_OBJ := $(patsubst plugin/%.c,$(BUILD)/%.o,$(GLUE_SRC))
 HEADERS := $(wildcard plugin/*/*.h)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(BUILD)/unit_tests
@@ -92,7 +95,7 @@ $(CHECK): $(wildcard cli/*.c) cli/*.h $(HEADERS) $(JSAPI_LIB) $(CORE_LIB)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Iplugin -Icli -o $@ $(wildcard cli/*.c) \
 		$(JSAPI_LIB) $(CORE_LIB) $(LIBS) $(LDSAN)
 
-$(BUILD)/core $(BUILD)/jsapi $(BUILD)/http:
+$(BUILD)/core $(BUILD)/jsapi $(BUILD)/http $(BUILD)/glue:
 	mkdir -p $@
 
 $(BUILD)/core/%.o: plugin/core/%.c $(HEADERS) VERSION | $(BUILD)/core
@@ -111,15 +114,15 @@ $(CORE_LIB): $(CORE_OBJ)
 $(JSAPI_LIB): $(JSAPI_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/nats_lens.o: plugin/nats_lens.c $(HEADERS) | $(BUILD)/core
+$(BUILD)/glue/%.o: plugin/glue/%.c $(HEADERS) | $(BUILD)/glue
 	$(CC) $(BASE_CFLAGS) $(PLUGIN_CFLAGS) $(CFLAGS) -Iplugin -c -o $@ $<
 
 # The dashboard page, embedded in nl_http.o as a byte array (xxd).
 $(BUILD)/nl_dashboard_html.h: plugin/http/nl_dashboard.html | $(BUILD)/http
 	xxd -i -n nl_dashboard_html $< | sed 's/^unsigned/static const unsigned/' >$@
 
-$(PLUGIN): $(BUILD)/nats_lens.o $(HTTP_OBJ) $(JSAPI_LIB) $(CORE_LIB)
-	$(CC) -shared $(LDSAN) -o $@ $(BUILD)/nats_lens.o $(HTTP_OBJ) \
+$(PLUGIN): $(GLUE_OBJ) $(HTTP_OBJ) $(JSAPI_LIB) $(CORE_LIB)
+	$(CC) -shared $(LDSAN) -o $@ $(GLUE_OBJ) $(HTTP_OBJ) \
 		$(JSAPI_LIB) $(CORE_LIB) $(LIBS)
 
 # The unit tests cover the core, the request-function parts of jsapi
@@ -216,11 +219,11 @@ eval: $(PLUGIN) $(INJECT)
 		TOPOLOGY=$(TOPOLOGY) SOAK=$(SOAK) $(TEST_ENV) tests/eval/eval.sh
 
 format:
-	clang-format -i plugin/*.c plugin/*/*.c $(HEADERS) cli/*.c cli/*.h \
+	clang-format -i plugin/*/*.c $(HEADERS) cli/*.c cli/*.h \
 		tests/unit/*.c tests/unit/*.h tests/tools/*.c
 
 check-format:
-	clang-format --dry-run --Werror plugin/*.c plugin/*/*.c $(HEADERS) \
+	clang-format --dry-run --Werror plugin/*/*.c $(HEADERS) \
 		cli/*.c cli/*.h
 
 clean:

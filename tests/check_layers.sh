@@ -12,6 +12,7 @@
 #   http/   adds libmicrohttpd and pthreads; core headers; no cnats,
 #           collectd or jsapi headers.
 #   cli/    core and jsapi; no libmicrohttpd, collectd or http headers.
+#   glue/   everything; no other layer includes a glue header.
 set -u
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 collectd='"(collectd|plugin|configfile|utils_complain|utils_cache)\.h"|"utils/|"daemon/|"liboconfig/'
@@ -32,8 +33,8 @@ check() {
 }
 
 check core "$root/plugin/core" \
-  "<nats/|<nats\.h>|<openssl/|<microhttpd\.h>|<pthread\.h>|\"(jsapi|http)/|$collectd"
-check jsapi "$root/plugin/jsapi" "<microhttpd\.h>|\"http/|$collectd"
-check http "$root/plugin/http" "<nats/|<nats\.h>|\"jsapi/|$collectd"
-check cli "$root/cli" "<microhttpd\.h>|\"http/|$collectd"
+  "<nats/|<nats\.h>|<openssl/|<microhttpd\.h>|<pthread\.h>|\"(jsapi|http|glue)/|$collectd"
+check jsapi "$root/plugin/jsapi" "<microhttpd\.h>|\"(http|glue)/|$collectd"
+check http "$root/plugin/http" "<nats/|<nats\.h>|\"(jsapi|glue)/|$collectd"
+check cli "$root/cli" "<microhttpd\.h>|\"(http|glue)/|$collectd"
 exit "$failed"

@@ -20,7 +20,7 @@ DETECTORS_DOC=docs/detectors.md
 METRICS_DOC=docs/metrics.md
 
 # The glue files: those that parse collectd configuration items.
-GLUE=$(grep -l 'oconfig_item_t' plugin/*.c)
+GLUE=$(grep -l 'oconfig_item_t' plugin/glue/*.c)
 
 # option_keys: the option keys the glue compares with strcasecmp (against
 # key, child->key or ci->key; comparisons of option values are left out),
