@@ -152,7 +152,8 @@ EOF
 }
 
 # nl_start_collectd INSTANCE_BLOCKS [INTERVAL] [EXTRA_CONFIG] [PLUGINS]:
-# runs collectd in the foreground (in the background of the test) with
+# runs collectd in the foreground (in the background of the test; with
+# NL_COLLECTD_DAEMON=yes as a daemon that forks, its PID from its PID file) with
 # logfile, csv and the built plugin. The plugin's configuration is given as
 # text. PLUGINS names further collectd plugins (space-separated, such as
 # "write_graphite network") to copy from /usr/lib/collectd for EXTRA_CONFIG
@@ -182,11 +183,26 @@ LoadPlugin nats_lens
 $blocks
 </Plugin>
 EOF
-  ${NL_COLLECTD_WRAPPER:-} collectd -f -C "$NL_TMP/collectd.conf" \
-    >"$NL_TMP/collectd.out" 2>&1 &
-  NL_COLLECTD_PID=$!
-  NL_PIDS+=("$NL_COLLECTD_PID")
   local i
+  if [ "${NL_COLLECTD_DAEMON:-no}" = yes ]; then
+    # As a classic daemon: collectd forks into the background after reading
+    # its configuration (without systemd's NOTIFY_SOCKET) and writes its
+    # PID file.
+    rm -f "$NL_TMP/collectd.pid"
+    env -u NOTIFY_SOCKET collectd -C "$NL_TMP/collectd.conf" \
+      >"$NL_TMP/collectd.out" 2>&1
+    for ((i = 0; i < 100; i++)); do
+      [ -s "$NL_TMP/collectd.pid" ] && break
+      sleep 0.1
+    done
+    NL_COLLECTD_PID=$(cat "$NL_TMP/collectd.pid" 2>/dev/null)
+    NL_COLLECTD_PID=${NL_COLLECTD_PID:-0}
+  else
+    ${NL_COLLECTD_WRAPPER:-} collectd -f -C "$NL_TMP/collectd.conf" \
+      >"$NL_TMP/collectd.out" 2>&1 &
+    NL_COLLECTD_PID=$!
+  fi
+  NL_PIDS+=("$NL_COLLECTD_PID")
   for ((i = 0; i < 100; i++)); do
     grep -q "entering read-loop" "$NL_TMP/collectd.log" 2>/dev/null && return 0
     kill -0 "$NL_COLLECTD_PID" 2>/dev/null || break
@@ -202,6 +218,21 @@ nl_inject() {
   local port=$1
   shift
   "$NL_INJECT" --server "nats://127.0.0.1:$port" "$@"
+}
+
+# nl_held_throttle PORT [SECONDS]: a MAX_PENDING_THROTTLE that holds for
+# SECONDS (default 60): stream MP, consumer stuck (ack_wait 60 s,
+# max_ack_pending 5, so no redelivery meanwhile), 50 messages, and a worker
+# in the background that takes 5 and never acks (output in $NL_TMP/mp.out).
+nl_held_throttle() {
+  local port=$1 secs=${2:-60}
+  nl_inject "$port" stream-create MP --subjects 'mp.>' >/dev/null &&
+    nl_inject "$port" consumer-create MP stuck --ack-wait 60 \
+      --max-ack-pending 5 >/dev/null &&
+    nl_inject "$port" publish mp.a --count 50 >/dev/null || return 1
+  nl_inject "$port" consume MP stuck --duration "$secs" --no-ack \
+    >"$NL_TMP/mp.out" 2>&1 &
+  NL_PIDS+=($!)
 }
 
 # nl_apply_fix PORT COMMAND: applies a fix command the plugin printed

@@ -192,9 +192,25 @@ typedef struct {
   unsigned naks;
 } seq_count;
 
+/* The redeliveries the polls counted in the intervals that ended at or
+ * after since_ns (each a lower bound: delivered.consumer_seq minus
+ * delivered.stream_seq moved). */
+static uint64_t polled_redeliveries_since(const nl_consumer_state *st,
+                                          int64_t since_ns) {
+  uint64_t sum = 0;
+  nl_past_sample ps;
+  for (unsigned k = 0; nl_state_past(st, k, &ps) && ps.t_ns >= since_ns; k++)
+    sum += ps.redeliveries;
+  return sum;
+}
+
 /* NAK_STORM from NAK advisories: at least nak_adv_min NAKs within the
  * window, one of them of a message delivered nak_adv_min_deliveries
- * times or more (a loop, not a one-off retry). */
+ * times or more (a loop, not a one-off retry). The advisories are claims
+ * (anyone allowed to publish in the account can send them): the polls
+ * must also have counted at least half of nak_adv_min redeliveries since
+ * the first of those NAKs, as the NAKed messages come back; forged NAKs on
+ * a consumer that redelivers nothing raise nothing. */
 bool nl_advised_nak_storm(const nl_consumer_state *st,
                           const nl_detect_params *p, int64_t now_ns,
                           nl_finding *f) {
@@ -225,7 +241,8 @@ bool nl_advised_nak_storm(const nl_consumer_state *st,
       seqs[n_seqs++] = (seq_count){n->stream_seq, 0};
     seqs[j].naks++;
   }
-  if (k < p->nak_adv_min || max_del < p->nak_adv_min_deliveries)
+  if (k < p->nak_adv_min || max_del < p->nak_adv_min_deliveries ||
+      polled_redeliveries_since(st, oldest) < (p->nak_adv_min + 1) / 2)
     return false;
   /* The rate between the first and the last NAK held in the window. */
   double span = nl_seconds(newest - oldest);

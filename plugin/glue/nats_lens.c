@@ -1,26 +1,35 @@
 /* nats_lens.c: the collectd glue of the nats_lens plugin.
  *
  * One nl_instance per <Instance> block, each registered as a complex read
- * callback. A read polls JetStream (nl_poll over nl_transport), passes the
- * snapshots through the engine (history and detectors), and dispatches
- * values and state-change notifications. All logic lives in the nl_* core;
+ * callback. A read starts a poll on the instance's poll thread, which polls
+ * JetStream (nl_poll over nl_transport), passes the snapshots through the
+ * engine (history and detectors), and dispatches values and state-change
+ * notifications. All logic lives in the nl_* core;
  * this file only translates between it and collectd.
  *
  * Threads and locks, per instance.
  *
- * Threads:
+ * Threads (all but collectd's own are started by nl_init, after collectd
+ * forked into the background: a thread started while the configuration is
+ * read would not survive the fork):
  * - collectd's reader: nl_read, never two at once for one instance. It
- *   waits on the network only for its own poll (each request bounded by
- *   Timeout), never for another thread's requests.
+ *   only kicks the poll thread (a mutex held for a flag change) and
+ *   returns: it never waits on the network or on another thread's I/O.
+ * - the poll thread (nl_poller): poll_run, one poll at a time, each request
+ *   bounded by Timeout and the poll by one interval; a kick during a poll
+ *   is kept as one and counted (polls_overrun).
  * - the advisory thread (jsapi/nl_advisory_thread): feeds advisories into
  *   the engine (feed_advisories, no network) and then, with no lock held,
  *   reads the consumers CREATED advisories announced (refresh_pending).
  * - cnats threads: deliver advisories into the advisory queue (its own
  *   mutex), reconnect, and call the transport's callbacks.
- * - libmicrohttpd threads (http/nl_http): answer the REST API from the
- *   views nl_http_update and the registry give, under nl_http_lock.
+ * - the libmicrohttpd thread (http/nl_http): answers the REST API from the
+ *   documents nl_http_update publishes after each poll; only a history
+ *   document not yet kept is rendered from the registry, under
+ *   nl_http_lock, waiting at most 0.5 s.
  * - collectd's configuration and shutdown: config_instance and
- *   instance_free, when no other thread of the instance runs.
+ *   instance_free, when no other thread of the instance runs (shutdown
+ *   closes the connection, then stops the poll, advisory and HTTP threads).
  *
  * Locks, in the order they may be taken (never the other way round):
  * 1. feed_lock (nl_advisory_thread.c): orders feeding between the advisory
@@ -42,11 +51,14 @@
  *    the changes it counts. A transition that could not be kept (out of
  *    memory) is sent at once, under engine_lock.
  *
- * Not locked: values_limited is atomic (written by the read, read by the
- * advisory thread); the transport's connection is set once by the read
+ * nl_poller's own mutex guards its flags only (a leaf, never held for a
+ * poll).
+ *
+ * Not locked: values_limited is atomic (written by the poll, read by the
+ * advisory thread); the transport's connection is set once by the poll
  * before any subscription exists, and cnats is thread-safe; api_requests,
  * api_errors, poll_failing and the poll and connect complaints belong to
- * the reader alone. */
+ * the poll thread alone, the overrun complaint to the reader alone. */
 #include "collectd.h"
 
 #include "plugin.h"
@@ -67,6 +79,7 @@
 #include "jsapi/nl_poll.h"
 #include "jsapi/nl_transport.h"
 #include "jsapi/nl_transport_check.h"
+#include "nl_poller.h"
 
 #define PLUGIN_NAME "nats_lens"
 #define LOG_PREFIX PLUGIN_NAME " plugin: "
@@ -121,6 +134,10 @@ typedef struct {
   nl_transport *transport;
   nl_engine *engine;
   nl_http *http; /* The REST API and dashboard, or NULL. */
+  /* The poll thread (started by nl_init, after collectd's fork), which the
+   * read callback kicks; NULL before nl_init or when it failed. */
+  nl_poller *poller;
+  c_complain_t overrun_complaint;
   /* Advisories (option Advisories, default true): the advisory path, and
    * the lock that serialises it with the read callback around the engine
    * (taken before nl_http_lock). */
@@ -168,9 +185,11 @@ static void instance_free(void *arg) {
     return;
   /* Closing the connection first makes a request the advisory thread is
    * waiting on (a server that does not answer) fail at once, so stopping
-   * the thread takes no Timeout. The listener and the advisory thread use
-   * the engine: stop them before it goes. */
+   * the thread takes no Timeout; the same holds for a poll in progress.
+   * The poller, the listener and the advisory thread use the engine: stop
+   * them before it goes. */
   nl_transport_close(inst->transport);
+  nl_poller_stop(inst->poller);
   nl_advisory_thread_stop(inst->adv);
   nl_http_stop(inst->http);
   free(inst->listen_host);
@@ -463,7 +482,13 @@ static int check_name_unambiguous(const char *name) {
                                                                          : -1;
 }
 
-/* Parses one Instance block and registers its read callback. */
+/* Every instance configured, for nl_init (collectd owns them: each is freed
+ * with its read callback). */
+static nl_instance **instances;
+static size_t n_instances;
+
+/* Parses one Instance block, binds its listener (if any) and registers its
+ * read callback; its threads start in nl_init. */
 static int config_instance(oconfig_item_t *ci) {
   nl_instance *inst = calloc(1, sizeof(*inst));
   if (inst == NULL)
@@ -480,6 +505,7 @@ static int config_instance(oconfig_item_t *ci) {
   C_COMPLAIN_INIT(&inst->poll_complaint);
   C_COMPLAIN_INIT(&inst->connect_complaint);
   C_COMPLAIN_INIT(&inst->publish_complaint);
+  C_COMPLAIN_INIT(&inst->overrun_complaint);
   if (cf_util_get_string(ci, &inst->name) != 0) {
     ERROR(LOG_PREFIX "an Instance block needs exactly one name, as in "
                      "<Instance \"local\">.");
@@ -537,17 +563,17 @@ static int config_instance(oconfig_item_t *ci) {
     instance_free(inst);
     return -1;
   }
-  if (inst->advisories && (inst->adv = nl_advisory_thread_start(
-                               4096, feed_advisories, refresh_pending, inst,
-                               err, sizeof(err))) == NULL) {
-    ERROR(LOG_PREFIX "Instance \"%s\": %s.", inst->name, err);
-    instance_free(inst);
-    return -1;
-  }
   if (inst->listen_host != NULL) {
+    /* Bound now, so that an address in use refuses the configuration;
+     * served from nl_init. Stale: no poll started for three intervals
+     * and a Timeout. */
+    cdtime_t interval =
+        inst->interval ? inst->interval : cf_get_default_interval();
     nl_http_config hc = {inst->listen_host, inst->listen_port, inst->name,
-                         inst->engine};
-    int rc = nl_http_start(&hc, &inst->http, err, sizeof(err));
+                         inst->engine,
+                         (int64_t)CDTIME_T_TO_NS(3 * interval) +
+                             (int64_t)(inst->timeout_s * 1e9)};
+    int rc = nl_http_create(&hc, &inst->http, err, sizeof(err));
     if (rc == NL_HTTP_NO_LIBRARY) {
       /* Only the listener is lost: the instance polls and notifies. */
       ERROR(LOG_PREFIX "Instance \"%s\": %s; it polls without the REST API "
@@ -557,17 +583,24 @@ static int config_instance(oconfig_item_t *ci) {
       ERROR(LOG_PREFIX "Instance \"%s\": %s.", inst->name, err);
       instance_free(inst);
       return -1;
-    } else {
-      INFO(LOG_PREFIX "Instance \"%s\": REST API and dashboard on "
-                      "http://%s:%s/",
-           inst->name, inst->listen_host, inst->listen_port);
     }
   }
+  nl_instance **grown =
+      realloc(instances, (n_instances + 1) * sizeof(*instances));
+  if (grown == NULL) {
+    ERROR(LOG_PREFIX "Instance \"%s\": out of memory.", inst->name);
+    instance_free(inst);
+    return -1;
+  }
+  instances = grown;
   char cb_name[DATA_MAX_NAME_LEN];
   snprintf(cb_name, sizeof(cb_name), PLUGIN_NAME "/%s", inst->name);
-  return plugin_register_complex_read(
+  int status = plugin_register_complex_read(
       NULL, cb_name, nl_read, inst->interval,
       &(user_data_t){.data = inst, .free_func = instance_free});
+  if (status == 0)
+    instances[n_instances++] = inst;
+  return status;
 }
 
 static int nl_config(oconfig_item_t *ci) {
@@ -902,6 +935,9 @@ static void submit_instance(const read_ctx *rc, double duration,
   submit_gauge(rc, pi, "duration", "poll", duration);
   submit_derive(rc, pi, "derive", "api_requests", rc->inst->api_requests);
   submit_derive(rc, pi, "errors", "api", rc->inst->api_errors);
+  if (rc->inst->poller != NULL)
+    submit_derive(rc, pi, "derive", "polls_overrun",
+                  nl_poller_overruns(rc->inst->poller));
   submit_gauge(rc, pi, "count", "consumers", (double)consumers);
   submit_gauge(rc, pi, "count", "unobservable", (double)unobservable);
   submit_gauge(rc, pi, "count", "streams", (double)streams);
@@ -1091,14 +1127,12 @@ static void submit_advisory_counts(const read_ctx *rc, uint64_t contradicted) {
   submit_derive(rc, rc->inst->name, "derive", "created_left_to_poll", dropped);
 }
 
-/* The read callback. A failed poll is reported (log line, POLL_FAILED
- * notification, values) and still returns 0: an error would make collectd
- * double the interval at each failure, up to MaxReadInterval (86,400 s by
- * default), and see the recovery that late. Returning 0 keeps the
- * configured interval, so the first poll after the server is back finds it
- * (docs/reliability.md). */
-static int nl_read(user_data_t *ud) {
-  nl_instance *inst = ud->data;
+/* One poll of an instance, on its poll thread (nl_poller), with the plugin
+ * context of the read that asked for it: connects if needed, polls, applies
+ * the snapshots, and dispatches values and notifications. A failed poll is
+ * reported (log line, POLL_FAILED notification, values). */
+static void poll_run(void *ud) {
+  nl_instance *inst = ud;
   read_ctx rc = read_start(inst);
   char err[512];
   if (nl_transport_connect(inst->transport, err, sizeof(err)) != 0) {
@@ -1109,7 +1143,7 @@ static int nl_read(user_data_t *ud) {
     poll_state(&rc, true, "not connected");
     submit_failed_poll(&rc, false);
     nl_http_poll_failed(inst->http, err, (int64_t)CDTIME_T_TO_NS(rc.time));
-    return 0; /* Reported: keep the interval (see above). */
+    return;
   }
   if (c_would_release(&inst->connect_complaint))
     c_release(LOG_INFO, &inst->connect_complaint,
@@ -1143,7 +1177,7 @@ static int nl_read(user_data_t *ud) {
     nl_http_poll_failed(inst->http, stats.first_error,
                         (int64_t)CDTIME_T_TO_NS(rc.time));
     nl_snapshot_set_clear(&set);
-    return 0; /* Reported: keep the interval (see above). */
+    return;
   }
   if (stats.errors > 0)
     c_complain(LOG_WARNING, &inst->poll_complaint,
@@ -1199,9 +1233,80 @@ static int nl_read(user_data_t *ud) {
    * would only cost the daemon's other threads. */
   if (stats.bytes_received >= NL_TRIM_BYTES)
     malloc_trim(0);
+}
+
+/* The read callback: kicks the instance's poll thread and returns at once,
+ * never waiting on the network or on another thread's I/O. A read that
+ * finds the previous poll still running is counted (derive
+ * polls_overrun) and carried over; one that finds it running for more
+ * than twice the interval and a Timeout (a request that does not end) is
+ * logged, once while it lasts. It returns 0 in every case: an error would
+ * make collectd double the interval at each failure, up to MaxReadInterval
+ * (86,400 s by default), and see the recovery that late; a failed poll is
+ * reported by the poll itself (docs/reliability.md). */
+static int nl_read(user_data_t *ud) {
+  nl_instance *inst = ud->data;
+  if (inst->poller == NULL) {
+    c_complain(LOG_ERR, &inst->overrun_complaint,
+               LOG_PREFIX "Instance \"%s\": no poll thread: it does not "
+                          "poll.",
+               inst->name);
+    return 0;
+  }
+  if (nl_poller_kick(inst->poller)) {
+    c_release(LOG_INFO, &inst->overrun_complaint,
+              LOG_PREFIX "Instance \"%s\": polls end in time again.",
+              inst->name);
+    return 0;
+  }
+  cdtime_t running = nl_poller_running_for(inst->poller);
+  cdtime_t limit =
+      2 * plugin_get_interval() + DOUBLE_TO_CDTIME_T(inst->timeout_s);
+  if (running > limit)
+    c_complain(LOG_WARNING, &inst->overrun_complaint,
+               LOG_PREFIX "Instance \"%s\": a poll has run for %.1f s "
+                          "(Interval %.1f s, Timeout %.1f s); reads wait "
+                          "for it to end.",
+               inst->name, CDTIME_T_TO_DOUBLE(running),
+               CDTIME_T_TO_DOUBLE(plugin_get_interval()), inst->timeout_s);
+  return 0;
+}
+
+/* collectd's init, after it forked into the background: starts each
+ * instance's threads (a thread started while the configuration is read
+ * would not survive the fork). An instance whose advisory thread or
+ * listener cannot start polls without them; one without a poll thread
+ * does not poll, and says so at each read. */
+static int nl_init(void) {
+  char err[512];
+  for (size_t i = 0; i < n_instances; i++) {
+    nl_instance *inst = instances[i];
+    if (inst->advisories && inst->adv == NULL &&
+        (inst->adv =
+             nl_advisory_thread_start(4096, feed_advisories, refresh_pending,
+                                      inst, err, sizeof(err))) == NULL)
+      ERROR(LOG_PREFIX "Instance \"%s\": %s; findings come from polling "
+                       "only.",
+            inst->name, err);
+    if (inst->http != NULL) {
+      if (nl_http_serve(inst->http, err, sizeof(err)) == 0)
+        INFO(LOG_PREFIX "Instance \"%s\": REST API and dashboard on "
+                        "http://%s:%s/",
+             inst->name, inst->listen_host, inst->listen_port);
+      else
+        ERROR(LOG_PREFIX "Instance \"%s\": %s; it polls without the REST "
+                         "API and dashboard.",
+              inst->name, err);
+    }
+    if (inst->poller == NULL &&
+        (inst->poller = nl_poller_start("nats_lens_poll", poll_run, inst, err,
+                                        sizeof(err))) == NULL)
+      ERROR(LOG_PREFIX "Instance \"%s\": %s.", inst->name, err);
+  }
   return 0;
 }
 
 void module_register(void) {
   plugin_register_complex_config(PLUGIN_NAME, nl_config);
+  plugin_register_init(PLUGIN_NAME, nl_init);
 }

@@ -22,6 +22,19 @@
  * (static const unsigned char nl_dashboard_html[], nl_dashboard_html_len). */
 #include "nl_dashboard_html.h"
 
+/* Connections in all, per client address, and the seconds a connection
+ * may stay silent before it is closed. */
+#define NL_HTTP_CONNECTIONS 256
+#define NL_HTTP_PER_CLIENT 16
+#define NL_HTTP_IDLE_S 5
+
+/* History documents kept rendered (one per consumer asked for), how long
+ * one is kept after the last request for it, and how long a request for a
+ * consumer not yet kept may wait for an apply in progress. */
+#define NL_HTTP_HISTORY_KEPT 64
+#define NL_HTTP_HISTORY_KEEP_NS (600 * 1000000000LL)
+#define NL_HTTP_HISTORY_WAIT_MS 500
+
 #define JSON_TYPE "application/json"
 #define HTML_TYPE "text/html; charset=utf-8"
 /* The page may only talk to this server and use its own inline code. */
@@ -30,13 +43,23 @@
   "'unsafe-inline'; connect-src 'self'; img-src data:; base-uri 'none'; "      \
   "form-action 'none'; frame-ancestors 'none'"
 
+/* A rendered /api/history document, refreshed after each poll. */
+typedef struct {
+  char stream[NL_NAME_MAX + 1];
+  char consumer[NL_NAME_MAX + 1];
+  char *text;
+  size_t len;
+  int64_t asked_ns; /* The latest request for it. */
+} history_doc;
+
 struct nl_http {
   struct MHD_Daemon *daemon;
   int fd;
   char *instance;
   nl_engine *engine;
+  int64_t stale_after_ns; /* Documents older than this are stale. */
   /* The registry lock: held by the poller while it changes the registry,
-   * and by /api/history while it reads it. */
+   * and by /api/history while it renders a consumer not yet kept. */
   pthread_mutex_t registry_lock;
   /* The document lock: guards the fields below, held only to swap or copy. */
   pthread_mutex_t doc_lock;
@@ -44,6 +67,10 @@ struct nl_http {
   size_t violations_len;
   char *streams;
   size_t streams_len;
+  /* History documents of the consumers asked for recently, rendered after
+   * each poll (nl_http_update), so a request reads them without waiting. */
+  history_doc history[NL_HTTP_HISTORY_KEPT];
+  size_t n_history;
   uint64_t polls;
   uint64_t failed_polls;
   int64_t last_poll_ns;
@@ -147,6 +174,8 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
   mhd.add_response_header(r, "X-Content-Type-Options", "nosniff");
   if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
     mhd.add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+  if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+    mhd.add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
   if (strcmp(type, HTML_TYPE) == 0)
     mhd.add_response_header(r, "Content-Security-Policy", PAGE_POLICY);
   enum MHD_Result ret = mhd.queue_response(conn, status, r);
@@ -189,14 +218,22 @@ static enum MHD_Result reply_healthz(nl_http *h, struct MHD_Connection *conn) {
   struct json_object *o = json_object_new_object();
   if (o == NULL)
     return MHD_NO;
+  int64_t now = now_ns();
   pthread_mutex_lock(&h->doc_lock);
+  /* An overdue poll (the poll thread stuck in a request, or collectd no
+   * longer reading) makes the documents stale, whatever the last poll
+   * said. */
+  bool stale = h->polls > 0 && h->stale_after_ns > 0 &&
+               now - h->last_poll_ns > h->stale_after_ns;
   const char *status = h->polls == 0 ? "starting"
+                       : stale       ? "stale"
                        : h->last_ok  ? "ok"
                                      : "failing";
-  bool ok = h->polls > 0 && h->last_ok;
+  bool ok = h->polls > 0 && h->last_ok && !stale;
   nl_json_add_string(o, "status", status);
   nl_json_add_string(o, "instance", h->instance);
-  nl_json_add_time(o, "generated_at", now_ns());
+  nl_json_add_time(o, "generated_at", now);
+  nl_json_add_number(o, "stale_after_s", (double)h->stale_after_ns / 1e9);
   nl_json_add_number(o, "polls", (double)h->polls);
   nl_json_add_number(o, "failed_polls", (double)h->failed_polls);
   nl_json_add_time(o, "last_poll_at", h->last_poll_ns);
@@ -214,21 +251,131 @@ static enum MHD_Result reply_healthz(nl_http *h, struct MHD_Connection *conn) {
   return ret;
 }
 
+/* Finds the kept document of stream/consumer; call with doc_lock held.
+ * Returns it or NULL. */
+static history_doc *history_find(nl_http *h, const char *stream,
+                                 const char *consumer) {
+  for (size_t i = 0; i < h->n_history; i++)
+    if (strcmp(h->history[i].stream, stream) == 0 &&
+        strcmp(h->history[i].consumer, consumer) == 0)
+      return &h->history[i];
+  return NULL;
+}
+
+/* Keeps text (taken) as the document of stream/consumer: in its own entry,
+ * a free one, or the one asked for longest ago; call with doc_lock held. */
+static void history_keep(nl_http *h, const char *stream, const char *consumer,
+                         char *text, size_t len, int64_t now) {
+  history_doc *d = history_find(h, stream, consumer);
+  if (d == NULL && h->n_history < NL_HTTP_HISTORY_KEPT) {
+    d = &h->history[h->n_history++];
+    d->text = NULL;
+  }
+  if (d == NULL) {
+    d = &h->history[0];
+    for (size_t i = 1; i < h->n_history; i++)
+      if (h->history[i].asked_ns < d->asked_ns)
+        d = &h->history[i];
+  }
+  free(d->text);
+  snprintf(d->stream, sizeof(d->stream), "%s", stream);
+  snprintf(d->consumer, sizeof(d->consumer), "%s", consumer);
+  d->text = text;
+  d->len = len;
+  d->asked_ns = now;
+}
+
+/* Waits at most NL_HTTP_HISTORY_WAIT_MS for the registry lock. */
+static bool registry_lock_bounded(nl_http *h) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_nsec += (long)NL_HTTP_HISTORY_WAIT_MS * 1000000L;
+  until.tv_sec += until.tv_nsec / 1000000000L;
+  until.tv_nsec %= 1000000000L;
+  return pthread_mutex_timedlock(&h->registry_lock, &until) == 0;
+}
+
+/* GET /api/history/<stream>/<consumer>. A consumer asked for recently is
+ * answered from its document rendered after the latest poll, without
+ * waiting. Another is rendered from the registry (waiting at most
+ * NL_HTTP_HISTORY_WAIT_MS for an apply in progress, else 503 with
+ * Retry-After) and kept from then on. */
 static enum MHD_Result reply_history(nl_http *h, struct MHD_Connection *conn,
                                      const char *stream, const char *consumer) {
+  int64_t now = now_ns();
+  pthread_mutex_lock(&h->doc_lock);
+  history_doc *d = history_find(h, stream, consumer);
+  if (d != NULL) {
+    d->asked_ns = now;
+    enum MHD_Result ret = reply(conn, MHD_HTTP_OK, JSON_TYPE, d->text, d->len);
+    pthread_mutex_unlock(&h->doc_lock);
+    return ret;
+  }
+  pthread_mutex_unlock(&h->doc_lock);
+  if (!registry_lock_bounded(h))
+    return reply_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE,
+                       "a poll is being applied: retry in a second");
   bool found = false;
   size_t len = 0;
-  pthread_mutex_lock(&h->registry_lock);
   char *text = nl_view_history(nl_engine_registry(h->engine), stream, consumer,
-                               h->instance, now_ns(), &found, &len);
+                               h->instance, now, &found, &len);
   pthread_mutex_unlock(&h->registry_lock);
   if (!found)
     return reply_error(conn, MHD_HTTP_NOT_FOUND, "no such stream/consumer");
   if (text == NULL)
     return reply_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
   enum MHD_Result ret = reply(conn, MHD_HTTP_OK, JSON_TYPE, text, len);
-  free(text);
+  pthread_mutex_lock(&h->doc_lock);
+  history_keep(h, stream, consumer, text, len, now);
+  pthread_mutex_unlock(&h->doc_lock);
   return ret;
+}
+
+/* Renders the kept history documents again from the registry (stable: the
+ * caller holds the engine lock), dropping those of consumers that are gone
+ * or not asked for in NL_HTTP_HISTORY_KEEP_NS. */
+static void history_refresh(nl_http *h, int64_t now) {
+  pthread_mutex_lock(&h->doc_lock);
+  size_t n = h->n_history;
+  history_doc keep[NL_HTTP_HISTORY_KEPT];
+  memcpy(keep, h->history, n * sizeof(*keep));
+  pthread_mutex_unlock(&h->doc_lock);
+  /* Rendered outside doc_lock, so requests go on meanwhile; each entry is
+   * found again by its names afterwards (a request may have added or
+   * replaced entries in between). */
+  char *texts[NL_HTTP_HISTORY_KEPT];
+  size_t lens[NL_HTTP_HISTORY_KEPT];
+  bool gone[NL_HTTP_HISTORY_KEPT];
+  for (size_t i = 0; i < n; i++) {
+    bool found = false;
+    texts[i] = NULL;
+    lens[i] = 0;
+    gone[i] = now - keep[i].asked_ns > NL_HTTP_HISTORY_KEEP_NS;
+    if (!gone[i]) {
+      texts[i] =
+          nl_view_history(nl_engine_registry(h->engine), keep[i].stream,
+                          keep[i].consumer, h->instance, now, &found, &lens[i]);
+      gone[i] = !found;
+    }
+  }
+  pthread_mutex_lock(&h->doc_lock);
+  for (size_t i = 0; i < n; i++) {
+    history_doc *d = history_find(h, keep[i].stream, keep[i].consumer);
+    if (d == NULL) {
+      free(texts[i]);
+      continue;
+    }
+    if (gone[i]) {
+      free(texts[i]);
+      free(d->text);
+      *d = h->history[--h->n_history];
+    } else if (texts[i] != NULL) {
+      free(d->text);
+      d->text = texts[i];
+      d->len = lens[i];
+    }
+  }
+  pthread_mutex_unlock(&h->doc_lock);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
@@ -316,8 +463,8 @@ static int listen_on(const char *host, const char *port, char *err,
   return fd;
 }
 
-int nl_http_start(const nl_http_config *cfg, nl_http **out, char *err,
-                  size_t errlen) {
+int nl_http_create(const nl_http_config *cfg, nl_http **out, char *err,
+                   size_t errlen) {
   *out = NULL;
   if (mhd_open(err, errlen) != 0)
     return NL_HTTP_NO_LIBRARY;
@@ -328,6 +475,7 @@ int nl_http_start(const nl_http_config *cfg, nl_http **out, char *err,
     return -1;
   }
   h->engine = cfg->engine;
+  h->stale_after_ns = cfg->stale_after_ns;
   h->fd = -1;
   pthread_mutex_init(&h->registry_lock, NULL);
   pthread_mutex_init(&h->doc_lock, NULL);
@@ -339,18 +487,29 @@ int nl_http_start(const nl_http_config *cfg, nl_http **out, char *err,
     nl_http_stop(h);
     return -1;
   }
+  *out = h;
+  return 0;
+}
+
+int nl_http_serve(nl_http *h, char *err, size_t errlen) {
+  if (h == NULL || h->daemon != NULL)
+    return 0;
+  /* One polling thread answers every connection. A client may hold at
+   * most NL_HTTP_PER_CLIENT of them, and a connection that sends nothing
+   * for NL_HTTP_IDLE_S seconds is closed: a few slow or idle clients
+   * (slowloris) cannot take every slot. */
   h->daemon = mhd.start_daemon(
       MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, handle, h,
       MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_CONNECTION_LIMIT,
-      (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
-      MHD_OPTION_UNESCAPE_CALLBACK, keep_escapes, NULL, MHD_OPTION_END);
+      (unsigned)NL_HTTP_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+      (unsigned)NL_HTTP_PER_CLIENT, MHD_OPTION_CONNECTION_TIMEOUT,
+      (unsigned)NL_HTTP_IDLE_S, MHD_OPTION_UNESCAPE_CALLBACK, keep_escapes,
+      NULL, MHD_OPTION_END);
   if (h->daemon == NULL) {
     snprintf(err, errlen, "Listen: the HTTP server did not start");
-    nl_http_stop(h);
     return -1;
   }
   h->fd = -1; /* The daemon owns the socket now and closes it on stop. */
-  *out = h;
   return 0;
 }
 
@@ -363,6 +522,8 @@ void nl_http_stop(nl_http *h) {
     close(h->fd);
   pthread_mutex_destroy(&h->registry_lock);
   pthread_mutex_destroy(&h->doc_lock);
+  for (size_t i = 0; i < h->n_history; i++)
+    free(h->history[i].text);
   free(h->violations);
   free(h->streams);
   free(h->instance);
@@ -410,6 +571,7 @@ void nl_http_update(nl_http *h, const nl_snapshot_set *set, int64_t poll_ns) {
     h->last_error[0] = '\0';
   }
   pthread_mutex_unlock(&h->doc_lock);
+  history_refresh(h, now);
 }
 
 void nl_http_poll_failed(nl_http *h, const char *why, int64_t poll_ns) {

@@ -19,20 +19,28 @@ typedef struct {
   const char *port;     /* Decimal port, 1 to 65535. */
   const char *instance; /* Shown in every document (copied). */
   nl_engine *engine;    /* Read for /api/history; must outlive the server. */
+  /* /healthz says "stale" (503) when the latest poll started longer ago
+   * than this (0: never). */
+  int64_t stale_after_ns;
 } nl_http_config;
 
 typedef struct nl_http nl_http;
 
-/* Returned by nl_http_start when libmicrohttpd.so.12 cannot be loaded. */
+/* Returned by nl_http_create when libmicrohttpd.so.12 cannot be loaded. */
 #define NL_HTTP_NO_LIBRARY (-2)
 
-/* Binds host:port and starts serving. The first call in the process loads
- * libmicrohttpd.so.12 (the plugin does not link it). Returns 0 and sets
- * *out; or NL_HTTP_NO_LIBRARY when the library or one of its functions is
- * missing, or -1 on any other failure (bad port, address in use, ...),
- * both with a one-line reason in err. */
-int nl_http_start(const nl_http_config *cfg, nl_http **out, char *err,
-                  size_t errlen);
+/* Binds host:port, without serving yet: a listening socket survives
+ * collectd's fork into the background, a thread would not. The first call
+ * in the process loads libmicrohttpd.so.12 (the plugin does not link it).
+ * Returns 0 and sets *out; or NL_HTTP_NO_LIBRARY when the library or one of
+ * its functions is missing, or -1 on any other failure (bad port, address
+ * in use, ...), both with a one-line reason in err. */
+int nl_http_create(const nl_http_config *cfg, nl_http **out, char *err,
+                   size_t errlen);
+
+/* Starts the thread that serves the bound socket (from collectd's init,
+ * after the fork). Returns 0 (also when already serving), or -1 with err. */
+int nl_http_serve(nl_http *h, char *err, size_t errlen);
 
 /* Stops the listener (waiting for requests in progress) and frees it. */
 void nl_http_stop(nl_http *h);

@@ -33,6 +33,7 @@ struct nl_sub {
   natsSubscription *sub;
   nl_message_fn fn;
   void *ud;
+  bool draining; /* Set by end_subscriptions while it drains. */
 };
 
 /* Removes cnats' source locations ("(conn.c:2088): ") from err. */
@@ -320,15 +321,21 @@ int nl_transport_subscribe(nl_transport *t, const char *subject,
   return 0;
 }
 
-/* Ends every subscription, waiting (at most 1 s each) until the messages
- * cnats already holds are handed over, so that no callback runs after
- * this returns. */
+/* Ends every subscription, waiting (at most 1 s for all of them) until the
+ * messages cnats already holds are handed over, so that no callback runs
+ * after this returns. A subscription still draining then (a server that
+ * does not answer) is unsubscribed. */
 static void end_subscriptions(nl_transport *t) {
+  bool connected = nl_transport_connected(t);
   for (struct nl_sub *s = t->subs; s != NULL; s = s->next)
-    if (!nl_transport_connected(t) ||
-        natsSubscription_Drain(s->sub) != NATS_OK ||
-        natsSubscription_WaitForDrainCompletion(s->sub, 1000) != NATS_OK)
+    s->draining = connected && natsSubscription_Drain(s->sub) == NATS_OK;
+  int64_t deadline = nats_Now() + 1000;
+  for (struct nl_sub *s = t->subs; s != NULL; s = s->next) {
+    int64_t left = deadline - nats_Now();
+    if (!s->draining || left <= 0 ||
+        natsSubscription_WaitForDrainCompletion(s->sub, left) != NATS_OK)
       natsSubscription_Unsubscribe(s->sub);
+  }
 }
 
 void nl_transport_close(nl_transport *t) {

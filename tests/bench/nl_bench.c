@@ -10,6 +10,12 @@
  *       plugin runs each interval) and prints one JSON object: per poll
  *       medians of wall time, CPU time, requests and bytes received, and the
  *       process's resident memory after the polls.
+ *   nl-bench churn --streams S --new N --polls P [--interval-s I]
+ *       stream churn through the engine alone (no server): each poll lists
+ *       S streams with one consumer each, N of them named for the first
+ *       time (the N oldest are gone), I seconds apart. Prints one JSON
+ *       object per tenth of the polls: stream names seen so far, the heap
+ *       in use, and the median apply time of that tenth.
  *
  * Build: see the Makefile target build/nl-bench. */
 #include "core/nl_engine.h"
@@ -206,9 +212,65 @@ static int poll_bench(const char *url, int polls, int64_t timeout_ms,
   return 0;
 }
 
+/* The churn benchmark (see the top of the file). */
+static int churn_bench(int streams, int fresh, int polls, double interval_s) {
+  nl_detect_params params;
+  nl_detect_params_default(&params);
+  params.config_classes = true;
+  nl_engine *engine = nl_engine_create(&params);
+  if (engine == NULL || streams < 1 || fresh < 0 || polls < 10)
+    return 1;
+  int tenth = polls / 10;
+  double *apply = calloc((size_t)tenth, sizeof(*apply));
+  int64_t t = 1700000000LL * 1000000000LL;
+  char name[64];
+  for (int poll = 0; poll < polls; poll++) {
+    nl_snapshot_set set = {0};
+    long first = (long)poll * fresh; /* The oldest name listed. */
+    for (int i = 0; i < streams; i++) {
+      nl_stream_snap *st = nl_snapshot_set_add_stream(&set);
+      nl_consumer_snap *c = nl_snapshot_set_add_consumer(&set);
+      if (st == NULL || c == NULL)
+        return 1;
+      snprintf(name, sizeof(name), "CHURN_%ld", first + i);
+      st->name = strdup(name);
+      st->retention = NL_RETENTION_LIMITS;
+      st->replicas = 1;
+      st->consumers_complete = true;
+      st->consumer_count = 1;
+      c->stream = strdup(name);
+      c->name = strdup("worker");
+      c->stream_index = set.n_streams - 1;
+      c->created_ns = t - 1000000000LL;
+      c->ack_policy = NL_ACK_EXPLICIT;
+      c->ack_wait_ns = 30000000000LL;
+      c->max_ack_pending = 1000;
+      c->max_deliver = -1;
+      c->durable = true;
+    }
+    double t0 = now_ms(CLOCK_MONOTONIC);
+    nl_engine_apply(engine, &set, t, NULL, NULL);
+    apply[poll % tenth] = now_ms(CLOCK_MONOTONIC) - t0;
+    nl_snapshot_set_clear(&set);
+    t += (int64_t)(interval_s * 1e9);
+    if ((poll + 1) % tenth == 0) {
+      struct mallinfo2 mi = mallinfo2(); /* Live bytes, mapped blocks too. */
+      printf("{\"polls\": %d, \"stream_names_seen\": %ld, "
+             "\"streams_held\": %zu, \"heap_in_use_mb\": %.2f, "
+             "\"apply_ms_median\": %.3f}\n",
+             poll + 1, first + streams, nl_engine_streams_held(engine),
+             (double)(mi.uordblks + mi.hblkhd) / 1048576.0,
+             median(apply, tenth));
+    }
+  }
+  free(apply);
+  nl_engine_free(engine);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: nl-bench setup|poll --server URL ...\n");
+    fprintf(stderr, "usage: nl-bench setup|poll|churn ...\n");
     return 2;
   }
   const char *url = arg_value(argc, argv, "--server", "nats://127.0.0.1:4222");
@@ -221,6 +283,11 @@ int main(int argc, char **argv) {
     return poll_bench(url, atoi(arg_value(argc, argv, "--polls", "5")),
                       atoll(arg_value(argc, argv, "--timeout-ms", "5000")),
                       atoi(arg_value(argc, argv, "--pause-ms", "0")));
+  if (strcmp(argv[1], "churn") == 0)
+    return churn_bench(atoi(arg_value(argc, argv, "--streams", "1000")),
+                       atoi(arg_value(argc, argv, "--new", "100")),
+                       atoi(arg_value(argc, argv, "--polls", "2000")),
+                       atof(arg_value(argc, argv, "--interval-s", "10")));
   fprintf(stderr, "nl-bench: unknown command %s\n", argv[1]);
   return 2;
 }

@@ -190,6 +190,17 @@ if [ "${NL_BENCH_CLUSTER:-1}" = 1 ]; then
   bench_size cluster 10 100 "$url" || exit 1
 fi
 
+# Stream churn through the engine alone: 1,000 streams listed per poll,
+# 100 of them new each poll (10 s apart), 2,000 polls (200,900 names); and
+# 20,000 streams listed at once.
+echo "# stream churn (engine only)" >&2
+"$BENCH" churn --streams 1000 --new 100 --polls 2000 --interval-s 10 \
+  >"$NL_TMP/churn.jsonl" || exit 1
+"$BENCH" churn --streams 20000 --new 0 --polls 20 --interval-s 10 |
+  tail -n 1 >"$NL_TMP/wide.jsonl" || exit 1
+
 cp "$JSON" "$OUT/bench.jsonl"
 python3 tests/bench/report.py "$OUT/bench.jsonl" "$OUT/bench.md" "$OUT/bench.json"
+python3 tests/bench/churn_report.py "$NL_TMP/churn.jsonl" "$NL_TMP/wide.jsonl" \
+  "$OUT/bench.md"
 echo "# wrote $OUT/bench.md" >&2

@@ -8,7 +8,8 @@
 # 200 requests from 20 clients while polls run must all succeed and must
 # not slow the polls; with nats-server stopped (SIGSTOP) a poll hangs for
 # its whole timeout (4 s), and requests made meanwhile must still be
-# answered at once. Headless Chromium loads the page, runs its script, and the dumped
+# answered at once. Eighty slow connections from one client (slowloris)
+# lock no other client out. Headless Chromium loads the page, runs its script, and the dumped
 # DOM must hold the violation card with the class, the fix command and the
 # copy button, the history charts, and the awkward names as text; a
 # screenshot is taken too (kept with NL_KEEP_TMP=1). Bad Listen and prefix
@@ -26,13 +27,8 @@ BASE="http://127.0.0.1:$HTTP"
 nl_start_nats "$PORT" || exit 1
 inj() { nl_inject "$PORT" "$@"; }
 
-# MAX_PENDING_THROTTLE: a worker that never acks holds the 5 allowed
-# (ack_wait 60 s: no redelivery during the test).
-inj stream-create MP --subjects 'mp.>' >/dev/null
-inj consumer-create MP stuck --ack-wait 60 --max-ack-pending 5 >/dev/null
-inj publish mp.a --count 50 >/dev/null
-inj consume MP stuck --duration 60 --no-ack >"$NL_TMP/mp.out" 2>&1 &
-NL_PIDS+=($!)
+# MAX_PENDING_THROTTLE: a worker that never acks holds the 5 allowed.
+nl_held_throttle "$PORT" || exit 1
 # Awkward names: URL-reserved characters, UTF-8 and markup.
 ODD_STREAM='odd%2F#x'
 ODD_CONSUMER='c?&=1'
@@ -233,6 +229,64 @@ done
 nl_check hung-poll/recovers [ "$recovered" = yes ]
 nl_wait_notification 10 "type_instance = MAX_PENDING_THROTTLE" "MP/stuck" \
   >/dev/null
+
+# Slowloris: 80 connections from 127.0.0.1 that send a request header one
+# byte a second and never finish it. One client holds at most 16
+# connections, so another client (127.0.0.2) is still answered. The slow client reports how many of its
+# connections the server kept open while the others asked (at least one:
+# the attack really held slots) and stops by itself after 30 s.
+python3 - "$HTTP" "$NL_TMP/loris" <<'EOF2' &
+import os, socket, sys, time
+port, state = int(sys.argv[1]), sys.argv[2]
+socks = []
+for _ in range(80):
+    s = socket.socket()
+    s.settimeout(2)
+    try:
+        s.connect(("127.0.0.1", port))
+        s.send(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        socks.append(s)
+    except OSError:
+        s.close()
+def alive():
+    n = 0
+    for s in socks:
+        try:
+            s.send(b"a")
+            s.setblocking(False)
+            try:
+                n += s.recv(1, socket.MSG_PEEK) != b""
+            except BlockingIOError:
+                n += 1
+            s.setblocking(True)
+        except OSError:
+            pass
+    return n
+end = time.time() + 30
+open(state + ".ready.tmp", "w").write(str(alive()))
+os.rename(state + ".ready.tmp", state + ".ready")
+while time.time() < end and not os.path.exists(state + ".probed"):
+    time.sleep(1)
+    alive()  # one byte more on each: never idle long enough to be closed
+open(state + ".held", "w").write(str(alive()))
+EOF2
+NL_PIDS+=($!)
+for ((i = 0; i < 100; i++)); do
+  [ -e "$NL_TMP/loris.ready" ] && break
+  sleep 0.1
+done
+other=$(curl -s -o /dev/null --max-time 5 --interface 127.0.0.2 -w '%{http_code}' "$BASE/healthz")
+touch "$NL_TMP/loris.probed"
+for ((i = 0; i < 50; i++)); do
+  [ -e "$NL_TMP/loris.held" ] && break
+  sleep 0.1
+done
+held=$(cat "$NL_TMP/loris.held" 2>/dev/null || echo 0)
+if [ "$held" -ge 1 ] && [ "$held" -le 16 ] && [ "$other" = 200 ]; then
+  nl_pass slowloris/others-answered "slow client held $held of 80 connections; 127.0.0.2 got $other"
+else
+  nl_fail slowloris/others-answered "slow client held $held of 80; 127.0.0.2 got $other"
+fi
 
 # Headless Chromium: the page runs its script against the live API.
 chromium_run() {

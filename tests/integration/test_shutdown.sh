@@ -4,6 +4,7 @@
 # stand-in answers those reads after 60 s, and the instance's Timeout is
 # 30 s. collectd, stopped while that read waits, must exit within a third
 # of the Timeout (it used to wait the whole Timeout: 26.8 s measured).
+# Then the same with a poll waiting on a stopped server.
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin shutdown
@@ -35,5 +36,36 @@ if [ "$ms" -lt $((TIMEOUT * 1000 / 3)) ]; then
   nl_pass prompt "collectd exited ${ms} ms after SIGTERM (Timeout ${TIMEOUT} s)"
 else
   nl_fail prompt "collectd took ${ms} ms to exit (Timeout ${TIMEOUT} s)"
+fi
+
+# The same while a poll waits: the server stopped (SIGSTOP) mid-poll. The
+# read callback only starts the poll on the poll thread, so collectd's
+# reads are never stuck in it; stopping closes the connection and the
+# waiting request fails at once.
+PORT2=$((PORT + 1))
+nl_start_nats "$PORT2" || exit 1
+nl_inject "$PORT2" stream-create H --subjects 'h.>' >/dev/null
+MAIN_TMP=$NL_TMP
+NL_TMP=$MAIN_TMP/hung
+mkdir -p "$NL_TMP"
+nl_start_collectd "<Instance \"hp\">
+  URL \"nats://127.0.0.1:$PORT2\"
+  Timeout $TIMEOUT
+</Instance>" 1 || exit 1
+polled() { [ -n "$(nl_csv_file hp duration poll)" ]; }
+nl_retry 10 polled || true
+kill -STOP "$NL_NATS_PID"
+# A read kicked a poll that now waits on the stopped server.
+sleep 3
+start=$(date +%s%N)
+kill -TERM "$NL_COLLECTD_PID"
+wait "$NL_COLLECTD_PID" 2>/dev/null
+ms=$((($(date +%s%N) - start) / 1000000))
+kill -CONT "$NL_NATS_PID"
+NL_TMP=$MAIN_TMP
+if [ "$ms" -lt $((TIMEOUT * 1000 / 3)) ]; then
+  nl_pass poll-hung "collectd exited ${ms} ms after SIGTERM with a poll waiting (Timeout ${TIMEOUT} s)"
+else
+  nl_fail poll-hung "collectd took ${ms} ms to exit with a poll waiting (Timeout ${TIMEOUT} s)"
 fi
 nl_end

@@ -41,6 +41,7 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_max_deliveries_claims_are_checked)                                    \
   X(test_max_deliver_exhausted_polled_lower_bound)                             \
   X(test_nak_storm_from_advisories)                                            \
+  X(test_forged_nak_burst_is_not_a_storm)                                      \
   X(test_bounded_nak_loop_is_not_a_storm)                                      \
   X(test_retry_wave_is_not_a_storm)                                            \
   X(test_deleted_advisory_is_a_claim)                                          \

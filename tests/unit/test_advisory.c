@@ -401,33 +401,60 @@ void test_max_deliver_exhausted_polled_lower_bound(void) {
   world_free(&w2);
 }
 
-void test_nak_storm_from_advisories(void) {
-  world w;
-  world_init(&w, true);
-  add_stream(&w, "NK");
-  add_consumer(&w, 0, "loop");
-  world_poll(&w);
+/* NAKs of one message again and again on NK/loop, 20 per second; with
+ * redelivered, the consumer redelivers it each time (as a real loop does),
+ * otherwise its counters stay (forged advisories). Returns the world after
+ * one poll more. */
+static void nak_loop(world *w, bool redelivered) {
+  world_init(w, true);
+  add_stream(w, "NK");
+  nl_consumer_snap *c = add_consumer(w, 0, "loop");
+  world_poll(w);
   /* Transient NAKs: each message NAKed once or twice. Not a storm. */
   for (uint64_t i = 0; i < 12; i++) {
-    world_advise(&w, NL_ADV_NAK, "NK", "loop", 100 + i, 1 + i % 2);
-    w.t += SEC / 10;
+    world_advise(w, NL_ADV_NAK, "NK", "loop", 100 + i, 1 + i % 2);
+    w->t += SEC / 10;
   }
-  CHECK_EQ_U(w.onsets[NL_NAK_STORM], 0);
-  /* One message NAKed again and again: a storm at the 5th NAK. */
+  CHECK_EQ_U(w->onsets[NL_NAK_STORM], 0);
   for (uint64_t d = 1; d <= 5; d++) {
-    world_advise(&w, NL_ADV_NAK, "NK", "loop", 5, d);
-    w.t += SEC / 20;
+    world_advise(w, NL_ADV_NAK, "NK", "loop", 5, d);
+    w->t += SEC / 20;
   }
+  if (redelivered)
+    c->delivered_consumer_seq += 5 + 12;
+  world_poll(w);
+}
+
+void test_nak_storm_from_advisories(void) {
+  world w;
+  /* One message NAKed and redelivered again and again: a storm at the poll
+   * that counts the redeliveries. */
+  nak_loop(&w, true);
   CHECK(active_for(&w, "NK", "loop", NL_NAK_STORM));
   CHECK(nl_finding_get(&w.last[NL_NAK_STORM], "cycling_seq_1", 0) == 5);
   CHECK(nl_finding_get(&w.last[NL_NAK_STORM], "naks_per_s", 0) > 10);
   /* It holds while NAKs go on, and clears once they stopped for the
    * window. */
-  world_poll(&w);
+  for (uint64_t d = 6; d <= 8; d++) {
+    world_advise(&w, NL_ADV_NAK, "NK", "loop", 5, d);
+    w.t += SEC / 20;
+  }
   CHECK(active_for(&w, "NK", "loop", NL_NAK_STORM));
   w.t += 6 * SEC;
   CHECK(world_polls_to_clear(&w, "NK", "loop", NL_NAK_STORM, 60) == 31);
   CHECK_EQ_U(w.clears[NL_NAK_STORM], 1);
+  world_free(&w);
+}
+
+/* The same NAK advisories, forged: the consumer redelivers nothing, and
+ * the polls say so. No storm; the NAKs did reach the consumer's state. */
+void test_forged_nak_burst_is_not_a_storm(void) {
+  world w;
+  nak_loop(&w, false);
+  CHECK_EQ_U(w.onsets[NL_NAK_STORM], 0);
+  const nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(w.engine), "NK", "loop");
+  CHECK(st != NULL && st->ext != NULL && st->ext->n_naks == 17);
   world_free(&w);
 }
 
@@ -440,11 +467,13 @@ static unsigned bounded_loop_onsets(int64_t max_deliver) {
   add_stream(&w, "NB");
   add_consumer(&w, 0, "dlq")->max_deliver = max_deliver;
   world_poll(&w);
+  nl_consumer_snap *c = &w.consumers[0];
   for (uint64_t seq = 50; seq <= 100; seq += 50)
     for (uint64_t d = 1; d <= 3; d++) {
       world_advise(&w, NL_ADV_NAK, "NB", "dlq", seq, d);
       w.t += SEC / 10;
     }
+  c->delivered_consumer_seq += 6; /* The NAKed messages came back. */
   world_poll(&w);
   unsigned n = w.onsets[NL_NAK_STORM];
   world_free(&w);
