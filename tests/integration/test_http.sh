@@ -38,6 +38,10 @@ inj stream-create "$ODD_STREAM" --subjects 'odd.>' >/dev/null
 inj consumer-create "$ODD_STREAM" "$ODD_CONSUMER" >/dev/null
 inj consumer-create "$ODD_STREAM" "$UTF_CONSUMER" >/dev/null
 inj consumer-create "$ODD_STREAM" "$TAG_CONSUMER" >/dev/null
+# A stream-level finding: an Interest stream without consumers
+# (INTEREST_NO_CONSUMERS after 60 s).
+inj stream-create INT --subjects 'int.>' --retention interest >/dev/null
+PROBE=$NL_ROOT/tests/tools/browser_probe.py
 
 nl_start_collectd "<Instance \"web\">
   URL \"nats://127.0.0.1:$PORT\"
@@ -201,7 +205,18 @@ for ((i = 0; i < TIMEOUT * 5 + 10; i++)); do
   [ "$hung" = 503 ] && break
   sleep 0.2
 done
+# The page says so: a banner, and everything below it greyed.
+banner=$(python3 "$PROBE" "$BASE/" 1400 900 \
+  "!document.getElementById('banner').hidden" \
+  "({cls: document.getElementById('banner').className,
+     text: document.getElementById('banner').textContent,
+     stale: document.getElementById('main').classList.contains('stale'),
+     title: document.title})" 2>&1)
 kill -CONT "$NL_NATS_PID"
+case $banner in
+*'"cls": "banner failing"'*'"stale": true'*) nl_pass dashboard/failing-banner "$banner" ;;
+*) nl_fail dashboard/failing-banner "$banner" ;;
+esac
 if [ "$failed" -eq 0 ] && awk -v m="$slowest" 'BEGIN { exit !(m < 0.5) }'; then
   nl_pass hung-poll/answered "50 requests, slowest $slowest s"
 else
@@ -286,6 +301,88 @@ if [ "$held" -ge 1 ] && [ "$held" -le 16 ] && [ "$other" = 200 ]; then
   nl_pass slowloris/others-answered "slow client held $held of 80 connections; 127.0.0.2 got $other"
 else
   nl_fail slowloris/others-answered "slow client held $held of 80; 127.0.0.2 got $other"
+fi
+
+# Headless Chromium over the DevTools protocol (tests/tools/browser_probe.py).
+# The layout at three widths: no element reaches past the viewport (no
+# horizontal scrolling) and no text is wider than its box (cut or
+# overlapping the next); screenshots are kept in $NL_TMP.
+for width in 360 768 1400; do
+  out=$(python3 "$PROBE" "$BASE/" "$width" 900 \
+    "document.querySelector('#streams .stream') && document.querySelector('.card')" \
+    "(function () {
+       var bad = [];
+       document.querySelectorAll('body *').forEach(function (e) {
+         var r = e.getBoundingClientRect();
+         if (r.width > 0 && (r.right > $width + 1 || r.left < -1))
+           bad.push(e.tagName + '.' + e.className + ' ' + Math.round(r.left) +
+                    '..' + Math.round(r.right));
+         /* Text cut or running into its neighbour: content wider than its
+          * box (a cell, a heading, a badge). */
+         if (e.matches('th, td, h3, strong, .badge, .where, code') &&
+             e.scrollWidth > e.clientWidth + 1)
+           bad.push(e.tagName + '.' + e.className + ' holds ' + e.scrollWidth +
+                    ' px in ' + e.clientWidth);
+       });
+       return {scroll_width: document.documentElement.scrollWidth,
+               too_wide: bad.slice(0, 5)};
+     })()" "$NL_TMP/dashboard-$width.png" 2>&1)
+  case $out in
+  *'"scroll_width": '"$width"','*'"too_wide": []'*) nl_pass "dashboard/layout-$width" "$out" ;;
+  *) nl_fail "dashboard/layout-$width" "$out" ;;
+  esac
+done
+# Updated in place: a selected fix command is still the same node, still
+# selected, after two refreshes of the page (seen by the "data as of" line
+# changing); the Copy button puts exactly that command on the clipboard.
+want=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print([v for v in d["violations"] if v["type"] == "MAX_PENDING_THROTTLE"][0]["violation"]["fix_command"])' \
+  <(curl -s "$BASE/api/violations"))
+out=$(python3 "$PROBE" "$BASE/" 1400 900 \
+  "document.querySelector('.card[data-class=MAX_PENDING_THROTTLE] .fix-command')" \
+  "new Promise(function (done) {
+     var code = document.querySelector('.card[data-class=MAX_PENDING_THROTTLE] .fix-command');
+     var range = document.createRange();
+     range.selectNodeContents(code);
+     getSelection().removeAllRanges();
+     getSelection().addRange(range);
+     var changes = 0, seen = new MutationObserver(function () {
+       if (++changes < 2) return;
+       seen.disconnect();
+       var kept = document.querySelector('.card[data-class=MAX_PENDING_THROTTLE] .fix-command') === code;
+       var selected = getSelection().toString();
+       code.closest('.card').querySelector('button.copy').click();
+       setTimeout(function () {
+         navigator.clipboard.readText().then(function (t) {
+           done({same_node: kept, selected: selected, clipboard: t});
+         }, function (e) { done({same_node: kept, selected: selected, error: String(e)}); });
+       }, 300);
+     });
+     seen.observe(document.getElementById('updated'),
+                  {childList: true, characterData: true, subtree: true});
+   })" 2>&1)
+if python3 -c 'import json, sys
+d = json.loads(sys.argv[1]); want = sys.argv[2]
+sys.exit(0 if d.get("same_node") and d.get("selected") == want and d.get("clipboard") == want else 1)' "$out" "$want" 2>/dev/null; then
+  nl_pass dashboard/in-place-and-copy "$out"
+else
+  nl_fail dashboard/in-place-and-copy "want \"$want\": $out"
+fi
+# A stream-level finding shows on the page: its card, and its stream first
+# among the streams, with its severity.
+if nl_wait_notification 90 "type_instance = INTEREST_NO_CONSUMERS" "INT" >/dev/null; then
+  out=$(python3 "$PROBE" "$BASE/" 1400 900 \
+    "document.querySelector('.card[data-class=INTEREST_NO_CONSUMERS]')" \
+    "({where: document.querySelector('.card[data-class=INTEREST_NO_CONSUMERS] .names').textContent,
+       first_stream: document.querySelector('#streams .stream').dataset.stream,
+       badge: document.querySelector('#streams .stream .stream-head .badge').textContent})" 2>&1)
+  case $out in
+  *'"where": "stream INT"'*'"first_stream": "INT"'*) nl_pass dashboard/stream-finding "$out" ;;
+  *) nl_fail dashboard/stream-finding "$out" ;;
+  esac
+else
+  nl_fail dashboard/stream-finding "no INTEREST_NO_CONSUMERS for INT within 90 s"
 fi
 
 # Headless Chromium: the page runs its script against the live API.
