@@ -65,7 +65,7 @@ nl_backend_throttle_fix() {
   NL_PIDS+=($!)
 }
 
-# nl_backend_wait_onset / nl_backend_wait_okay: wait (30 s at most) for
+# nl_backend_wait_onset / nl_backend_wait_okay: wait (30 and 60 s at most) for
 # collectd's own log to show the onset (WARNING) or the OKAY notification
 # of MAX_PENDING_THROTTLE for S/c; print the line or fail. The backend
 # tests use this as the moment the value or notification was dispatched.
@@ -74,6 +74,8 @@ nl_backend_wait_onset() {
     "type_instance = MAX_PENDING_THROTTLE" "S/c"
 }
 nl_backend_wait_okay() {
-  nl_wait_notification 30 "severity = OKAY" \
+  # The OKAY comes once the condition has been gone for the clearing hold
+  # (30 s by default) and 2 polls: wait up to twice that.
+  nl_wait_notification 60 "severity = OKAY" \
     "type_instance = MAX_PENDING_THROTTLE" "S/c"
 }

@@ -97,8 +97,10 @@ else
   nl_fail handler/onset-line "no line in $OUT; collectd: $(grep -i exec "$NL_TMP/collectd.log" | tail -n 3)"
 fi
 
+# The OKAY comes once the condition has been gone for the clearing hold
+# (ClearHoldSeconds, 30 s by default) and 2 polls: wait up to twice that.
 got_okay() { jsonl_check "$OUT" "len(lines) >= 2"; }
-nl_retry 20 got_okay
+nl_retry 60 got_okay
 sleep 2 # Any further (unexpected) notification would arrive by now.
 nl_check handler/exactly-onset-and-okay jsonl_check "$OUT" "len(lines) == 2
 and $ONSET
