@@ -55,7 +55,49 @@ struct nl_engine {
   uint64_t advisories_fed;
   uint64_t advisories_unknown;
   uint64_t advisories_contradicted;
+  /* The latest findings that cleared: a ring, n_resolved of them so far. */
+  nl_resolved resolved[NL_RESOLVED_MAX];
+  uint64_t n_resolved;
 };
+
+/* The counters a finding's cost is measured on (see nl_finding): now, and
+ * before the interval that ended now (an onset counts its own interval). */
+typedef struct {
+  uint64_t lost;
+  uint64_t redelivered;
+  uint64_t lost_before;
+  uint64_t redelivered_before;
+} cost_base;
+
+static uint64_t grown(uint64_t now, uint64_t then) {
+  return now > then ? now - then : 0;
+}
+
+/* Reports that held (of stream/consumer) cleared for reason, keeping it
+ * among the latest resolved findings. */
+static void report_clear(nl_engine *e, const char *stream, const char *consumer,
+                         const nl_finding *held, const char *reason,
+                         int64_t now_ns, const nl_engine_sink *sink, void *ud) {
+  nl_resolved *r = &e->resolved[e->n_resolved % NL_RESOLVED_MAX];
+  char *st = strdup(stream), *co = strdup(consumer);
+  if (st != NULL && co != NULL) {
+    free(r->stream);
+    free(r->consumer);
+    *r = (nl_resolved){st, co, *held, now_ns, reason};
+    e->n_resolved++;
+  } else {
+    free(st);
+    free(co);
+  }
+  if (sink && sink->transition)
+    sink->transition(ud, stream, consumer, held, false, reason);
+}
+
+const nl_resolved *nl_engine_resolved(const nl_engine *e, size_t k) {
+  if (k >= NL_RESOLVED_MAX || k >= e->n_resolved)
+    return NULL;
+  return &e->resolved[(e->n_resolved - 1 - k) % NL_RESOLVED_MAX];
+}
 
 nl_engine *nl_engine_create(const nl_detect_params *params) {
   nl_engine *e = calloc(1, sizeof(*e));
@@ -75,6 +117,10 @@ void nl_engine_free(nl_engine *e) {
   if (e == NULL)
     return;
   nl_registry_free(e->reg);
+  for (size_t i = 0; i < NL_RESOLVED_MAX; i++) {
+    free(e->resolved[i].stream);
+    free(e->resolved[i].consumer);
+  }
   for (size_t i = 0; i < e->n_totals; i++) {
     free(e->totals[i].name);
     free(e->totals[i].clock);
@@ -212,13 +258,17 @@ static bool clear_due(nl_finding *held, uint64_t key, int64_t now_ns,
  * the classes from first to last, reporting each change under stream and
  * consumer. key is the configuration seen (nl_config_key), 0 when no poll
  * is behind this detection (an advisory): such a detection only raises. */
-static void update_held(nl_finding **held_set, const char *stream,
+static void update_held(nl_engine *e, nl_finding **held_set, const char *stream,
                         const char *consumer, int first, int last,
                         const bool *active, nl_finding *found, uint64_t key,
-                        int64_t now_ns, int64_t hold_ns,
+                        cost_base base, int64_t now_ns,
                         const nl_engine_sink *sink, void *ud) {
   for (int cls = first; cls <= last; cls++) {
     nl_finding *held = held_set[cls];
+    if (held != NULL) {
+      held->lost = grown(base.lost, held->onset_lost);
+      held->redelivered = grown(base.redelivered, held->onset_redelivered);
+    }
     if (active[cls]) {
       nl_finding_guard_fix(&found[cls], stream, consumer);
       found[cls].config_key = key != 0 ? key : held ? held->config_key : 0;
@@ -226,6 +276,10 @@ static void update_held(nl_finding **held_set, const char *stream,
       found[cls].absent_polls = 0;
       if (held != NULL) {
         found[cls].since_ns = held->since_ns;
+        found[cls].onset_lost = held->onset_lost;
+        found[cls].onset_redelivered = held->onset_redelivered;
+        found[cls].lost = held->lost;
+        found[cls].redelivered = held->redelivered;
         *held = found[cls];
         continue;
       }
@@ -233,14 +287,17 @@ static void update_held(nl_finding **held_set, const char *stream,
       if (held == NULL)
         continue; /* Reported on a later poll when memory allows. */
       found[cls].since_ns = now_ns;
+      found[cls].onset_lost = base.lost_before;
+      found[cls].onset_redelivered = base.redelivered_before;
+      found[cls].lost = grown(base.lost, base.lost_before);
+      found[cls].redelivered = grown(base.redelivered, base.redelivered_before);
       *held = found[cls];
       held_set[cls] = held;
       if (sink && sink->transition)
         sink->transition(ud, stream, consumer, held, true, NULL);
     } else if (held != NULL && key != 0 &&
-               clear_due(held, key, now_ns, hold_ns)) {
-      if (sink && sink->transition)
-        sink->transition(ud, stream, consumer, held, false, NULL);
+               clear_due(held, key, now_ns, hold_ns(e))) {
+      report_clear(e, stream, consumer, held, NULL, now_ns, sink, ud);
       free(held);
       held_set[cls] = NULL;
     }
@@ -260,16 +317,23 @@ static void update_consumer(nl_engine *e, nl_consumer_state *st, int first,
   for (int cls = first; cls <= last; cls++)
     any |= active[cls];
   nl_finding **held = any ? nl_state_findings(st) : st->active;
+  const nl_sample *s0 = nl_state_latest(st);
+  uint64_t redelivered_last = s0 != NULL ? s0->redeliveries : 0;
+  cost_base base = {st->lost_total, st->redelivered_total,
+                    grown(st->lost_total, st->lost_last),
+                    grown(st->redelivered_total, redelivered_last)};
   if (held != NULL)
-    update_held(held, st->stream, st->name, first, last, active, found, key,
-                now_ns, hold_ns(e), sink, ud);
+    update_held(e, held, st->stream, st->name, first, last, active, found, key,
+                base, now_ns, sink, ud);
 }
 
 typedef struct {
+  nl_engine *e;
   const nl_snapshot_set *set;
   const nl_engine_sink *sink;
   void *ud;
   size_t kept;
+  int64_t now_ns;
 } sweep_ctx;
 
 /* Keeps a consumer that was not listed when its stream's consumer list was
@@ -295,9 +359,9 @@ static bool keep_unlisted(const nl_consumer_state *st, void *arg) {
 static void report_gone(nl_consumer_state *st, void *arg) {
   const sweep_ctx *ctx = arg;
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
-    if (st->active[cls] != NULL && ctx->sink && ctx->sink->transition)
-      ctx->sink->transition(ctx->ud, st->stream, st->name, st->active[cls],
-                            false, "consumer deleted");
+    if (st->active[cls] != NULL)
+      report_clear(ctx->e, st->stream, st->name, st->active[cls],
+                   "consumer deleted", ctx->now_ns, ctx->sink, ctx->ud);
 }
 
 /* Counts the polls in a row in which stream t was unobservable and holds
@@ -334,8 +398,10 @@ static void stream_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
   uint64_t key = nl_config_key(NULL, 0, s);
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
     if (nl_class_is_stream(cls))
-      update_held(t->active, t->name, NL_STREAM_FINDING_CONSUMER, cls, cls,
-                  active, found, key, now_ns, hold_ns(e), sink, ud);
+      update_held(e, t->active, t->name, NL_STREAM_FINDING_CONSUMER, cls, cls,
+                  active, found, key,
+                  (cost_base){t->lost_total, 0, t->lost_total, 0}, now_ns, sink,
+                  ud);
   int64_t empty_since = 0;
   if (s->consumer_count == 0)
     empty_since = t->prev.have_prev && t->prev.empty_since_ns > 0
@@ -364,10 +430,11 @@ static void missing_stream(nl_engine *e, const nl_snapshot_set *set, size_t i,
   /* Nothing of the stream was seen: it counts as configured as before,
    * so that the finding can only clear by its hold. */
   const nl_finding *held = t->active[NL_CONSUMER_UNOBSERVABLE];
-  update_held(t->active, t->name, NL_STREAM_FINDING_CONSUMER,
+  update_held(e, t->active, t->name, NL_STREAM_FINDING_CONSUMER,
               NL_CONSUMER_UNOBSERVABLE, NL_CONSUMER_UNOBSERVABLE, active, found,
-              held && held->config_key ? held->config_key : 1, now_ns,
-              hold_ns(e), sink, ud);
+              held && held->config_key ? held->config_key : 1,
+              (cost_base){t->lost_total, 0, t->lost_total, 0}, now_ns, sink,
+              ud);
   t->seen_generation = e->generation;
   t->last_seen_ns = now_ns;
 }
@@ -455,7 +522,8 @@ int nl_engine_active(nl_engine *e, bool (*keep)(const char *stream, void *ud),
 
 /* Clears the stream-level findings of streams this poll did not list and
  * did not count as missing. */
-static void streams_gone(nl_engine *e, const nl_engine_sink *sink, void *ud) {
+static void streams_gone(nl_engine *e, int64_t now_ns,
+                         const nl_engine_sink *sink, void *ud) {
   for (size_t i = 0; i < e->n_totals; i++) {
     stream_total *t = &e->totals[i];
     if (t->seen_generation == e->generation)
@@ -467,9 +535,8 @@ static void streams_gone(nl_engine *e, const nl_engine_sink *sink, void *ud) {
     for (int cls = 0; cls < NL_CLASS_COUNT; cls++) {
       if (t->active[cls] == NULL)
         continue;
-      if (sink && sink->transition)
-        sink->transition(ud, t->name, NL_STREAM_FINDING_CONSUMER,
-                         t->active[cls], false, "stream not listed");
+      report_clear(e, t->name, NL_STREAM_FINDING_CONSUMER, t->active[cls],
+                   "stream not listed", now_ns, sink, ud);
       free(t->active[cls]);
       t->active[cls] = NULL;
     }
@@ -582,12 +649,12 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
   char **names = with_left_out(e, set, &view);
   for (size_t i = 0; i < view.n_missing_streams; i++)
     missing_stream(e, &view, i, now_ns, sink, ud);
-  streams_gone(e, sink, ud);
+  streams_gone(e, now_ns, sink, ud);
   forget_gone_streams(e, now_ns);
   free(lost);
   free(delivered);
   free(clock);
-  sweep_ctx ctx = {&view, sink, ud, 0};
+  sweep_ctx ctx = {e, &view, sink, ud, 0, now_ns};
   nl_registry_sweep(e->reg, e->generation, keep_unlisted, report_gone, &ctx);
   free(names);
   return ctx.kept;

@@ -106,6 +106,22 @@ int nl_engine_active(nl_engine *e, bool (*keep)(const char *stream, void *ud),
  * missing lately (streams gone for 10 minutes are forgotten). */
 size_t nl_engine_streams_held(const nl_engine *e);
 
+/* A finding that cleared, as the engine keeps the latest NL_RESOLVED_MAX
+ * of them (names owned by the engine). */
+typedef struct {
+  char *stream;
+  char *consumer; /* NL_STREAM_FINDING_CONSUMER for a stream-level one. */
+  nl_finding f;   /* As held when it cleared: since_ns, lost, redelivered. */
+  int64_t resolved_ns;
+  const char *reason; /* A string constant, or NULL (its condition ended). */
+} nl_resolved;
+
+#define NL_RESOLVED_MAX 32
+
+/* The k-th latest finding that cleared (0 is the latest), or NULL when
+ * fewer than k + 1 did. Valid until the engine next changes. */
+const nl_resolved *nl_engine_resolved(const nl_engine *e, size_t k);
+
 /* Returns the registry (owned by the engine), for read-only views. */
 nl_registry *nl_engine_registry(nl_engine *e);
 

@@ -57,6 +57,13 @@ typedef struct {
   uint64_t config_key;
   int64_t absent_since_ns;
   uint32_t absent_polls;
+  /* What it cost while held: messages lost and redeliveries counted since
+   * its onset (the counters of its consumer, or its stream's lost count),
+   * and those counters at the onset. */
+  uint64_t lost;
+  uint64_t redelivered;
+  uint64_t onset_lost;
+  uint64_t onset_redelivered;
 } nl_finding;
 
 /* Returns true when f is held and its condition held at the latest poll

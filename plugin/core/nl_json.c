@@ -86,7 +86,7 @@ void nl_json_add_time(struct json_object *obj, const char *key, int64_t ns) {
       ns ? json_object_new_string(nl_json_time(ns, buf, sizeof(buf))) : NULL);
 }
 
-char *nl_json_take_text(struct json_object *obj, size_t *len) {
+char *nl_json_copy_text(struct json_object *obj, size_t *len) {
   if (obj == NULL)
     return NULL;
   size_t n = 0;
@@ -99,6 +99,11 @@ char *nl_json_take_text(struct json_object *obj, size_t *len) {
     if (len != NULL)
       *len = n;
   }
+  return copy;
+}
+
+char *nl_json_take_text(struct json_object *obj, size_t *len) {
+  char *copy = nl_json_copy_text(obj, len);
   json_object_put(obj);
   return copy;
 }

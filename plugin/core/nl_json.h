@@ -31,4 +31,7 @@ void nl_json_add_time(struct json_object *obj, const char *key, int64_t ns);
  * or memory runs out. */
 char *nl_json_take_text(struct json_object *obj, size_t *len);
 
+/* The same, leaving obj as it is (the caller still owns it). */
+char *nl_json_copy_text(struct json_object *obj, size_t *len);
+
 #endif

@@ -1,4 +1,5 @@
 /* nl_view.c: the JSON documents of the REST API, rendered from the engine. */
+#define _GNU_SOURCE /* strcasestr */
 #include "nl_view.h"
 
 #include <stdlib.h>
@@ -39,6 +40,40 @@ static void add_active(struct json_object *o, const char *key,
   json_object_object_add(o, key, a);
 }
 
+/* Adds to o (an event object of f, may be NULL) what f cost while it
+ * held; returns o. */
+static struct json_object *with_cost(struct json_object *o,
+                                     const nl_finding *f) {
+  if (o != NULL) {
+    nl_json_add_number(o, "lost_while_firing", (double)f->lost);
+    nl_json_add_number(o, "redelivered_while_firing", (double)f->redelivered);
+  }
+  return o;
+}
+
+/* The findings that cleared most recently, latest first: each as its
+ * resolved event, with resolved_at and what it cost. */
+static struct json_object *resolved_array(const nl_engine *e,
+                                          const char *instance) {
+  struct json_object *arr = json_object_new_array();
+  const nl_resolved *r;
+  for (size_t k = 0; arr != NULL && (r = nl_engine_resolved(e, k)) != NULL;
+       k++) {
+    nl_event ev = {.instance = instance,
+                   .stream = r->stream,
+                   .consumer = r->consumer,
+                   .finding = &r->f,
+                   .firing = false,
+                   .reason = r->reason,
+                   .at_ns = r->f.since_ns};
+    struct json_object *o = with_cost(nl_event_object(&ev), &r->f);
+    if (o != NULL)
+      nl_json_add_time(o, "resolved_at", r->resolved_ns);
+    json_object_array_add(arr, o);
+  }
+  return arr;
+}
+
 char *nl_view_violations(nl_engine *e, const char *instance, int64_t now_ns,
                          size_t *len) {
   nl_active *list;
@@ -60,11 +95,12 @@ char *nl_view_violations(nl_engine *e, const char *instance, int64_t now_ns,
                    .finding = list[i].f,
                    .firing = true,
                    .at_ns = list[i].f->since_ns};
-    json_object_array_add(arr, nl_event_object(&ev));
+    json_object_array_add(arr, with_cost(nl_event_object(&ev), list[i].f));
   }
   free(list);
   nl_json_add_number(doc, "count", (double)n);
   json_object_object_add(doc, "violations", arr);
+  json_object_object_add(doc, "resolved", resolved_array(e, instance));
   return nl_json_take_text(doc, len);
 }
 
@@ -180,20 +216,55 @@ static const char *stream_findings(nl_engine *e, const char *name,
   return health;
 }
 
-char *nl_view_streams(const nl_snapshot_set *set, nl_engine *e,
-                      const char *instance, int64_t poll_ns, int64_t now_ns,
-                      size_t *len) {
+static int health_rank(const char *health) {
+  return strcmp(health, "critical") == 0  ? 0
+         : strcmp(health, "warning") == 0 ? 1
+                                          : 2;
+}
+
+/* Most severe first, then by name. */
+static int part_order(const void *a, const void *b) {
+  const nl_view_stream_part *x = a, *y = b;
+  if (x->rank != y->rank)
+    return x->rank - y->rank;
+  return strcmp(x->names, y->names);
+}
+
+/* Appends name and a newline to the growing buffer *buf (used bytes in
+ * *n). Returns 0, or -1 out of memory. */
+static int append_name(char **buf, size_t *n, const char *name) {
+  size_t len = strlen(name);
+  char *grown = realloc(*buf, *n + len + 2);
+  if (grown == NULL)
+    return -1;
+  memcpy(grown + *n, name, len);
+  grown[*n + len] = '\n';
+  grown[*n + len + 1] = '\0';
+  *buf = grown;
+  *n += len + 1;
+  return 0;
+}
+
+int nl_view_streams_parts(const nl_snapshot_set *set, nl_engine *e,
+                          int64_t poll_ns, nl_view_streams_doc *out) {
+  *out = (nl_view_streams_doc){.polled_ns = poll_ns,
+                               .unobservable = set->unobservable};
   nl_registry *reg = nl_engine_registry(e);
-  struct json_object *doc = document(instance, now_ns);
-  struct json_object *arr = json_object_new_array();
   size_t n = set->n_streams;
   struct json_object **consumers = calloc(n ? n : 1, sizeof(*consumers));
+  struct json_object **problems = calloc(n ? n : 1, sizeof(*problems));
   const char **health = calloc(n ? n : 1, sizeof(*health));
-  bool ok = doc != NULL && arr != NULL && consumers != NULL && health != NULL;
+  size_t *names_len = calloc(n ? n : 1, sizeof(*names_len));
+  out->parts = calloc(n ? n : 1, sizeof(*out->parts));
+  bool ok = consumers != NULL && problems != NULL && health != NULL &&
+            names_len != NULL && out->parts != NULL;
   for (size_t i = 0; ok && i < n; i++) {
     consumers[i] = json_object_new_array();
+    problems[i] = json_object_new_array();
     health[i] = "ok";
-    ok = consumers[i] != NULL;
+    ok = consumers[i] != NULL && problems[i] != NULL &&
+         append_name(&out->parts[i].names, &names_len[i],
+                     set->streams[i].name) == 0;
   }
   for (size_t i = 0; ok && i < set->n_consumers; i++) {
     const nl_consumer_snap *c = &set->consumers[i];
@@ -201,37 +272,157 @@ char *nl_view_streams(const nl_snapshot_set *set, nl_engine *e,
       continue;
     const nl_consumer_state *st = nl_registry_find(reg, c->stream, c->name);
     struct json_object *co = consumer_object(c, st);
-    ok = co != NULL;
-    if (ok) {
+    ok = co != NULL && append_name(&out->parts[c->stream_index].names,
+                                   &names_len[c->stream_index], c->name) == 0;
+    if (co != NULL)
       json_object_array_add(consumers[c->stream_index], co);
+    if (co != NULL && strcmp(nl_view_health(st), "ok") != 0)
+      json_object_array_add(problems[c->stream_index], json_object_get(co));
+    if (ok)
       health[c->stream_index] =
           worse(health[c->stream_index], nl_view_health(st));
-    }
   }
   for (size_t i = 0; ok && i < n; i++) {
     struct json_object *so = stream_object(&set->streams[i]);
     ok = so != NULL;
     if (ok) {
       const char *own = stream_findings(e, set->streams[i].name, so);
-      nl_json_add_string(so, "health", worse(health[i], own));
+      const char *h = worse(health[i], own);
+      nl_json_add_string(so, "health", h);
+      nl_json_add_number(so, "consumers_with_findings",
+                         (double)json_object_array_length(problems[i]));
+      json_object_object_add(so, "consumers", problems[i]);
+      problems[i] = NULL;
+      out->parts[i].problems =
+          nl_json_copy_text(so, &out->parts[i].problems_len);
       json_object_object_add(so, "consumers", consumers[i]);
       consumers[i] = NULL;
-      json_object_array_add(arr, so);
+      out->parts[i].rank = health_rank(h);
+      out->parts[i].text = nl_json_take_text(so, &out->parts[i].len);
+      ok = out->parts[i].text != NULL && out->parts[i].problems != NULL;
     }
   }
   for (size_t i = 0; consumers != NULL && i < n; i++)
     json_object_put(consumers[i]);
+  for (size_t i = 0; problems != NULL && i < n; i++)
+    json_object_put(problems[i]);
   free(consumers);
+  free(problems);
   free(health);
+  free(names_len);
   if (!ok) {
-    json_object_put(doc);
-    json_object_put(arr);
+    out->n = n;
+    nl_view_streams_doc_free(out);
+    return -1;
+  }
+  out->n = n;
+  if (n > 1)
+    qsort(out->parts, n, sizeof(*out->parts), part_order);
+  return 0;
+}
+
+void nl_view_streams_doc_free(nl_view_streams_doc *d) {
+  for (size_t i = 0; d->parts != NULL && i < d->n; i++) {
+    free(d->parts[i].text);
+    free(d->parts[i].problems);
+    free(d->parts[i].names);
+  }
+  free(d->parts);
+  *d = (nl_view_streams_doc){0};
+}
+
+/* Whether part matches the state and search text of q. */
+static bool part_matches(const nl_view_stream_part *p,
+                         const nl_view_streams_query *q) {
+  if (q->state != NULL) {
+    int want = strcmp(q->state, "problem") == 0 ? -1 : health_rank(q->state);
+    if (want == -1 ? p->rank == 2 : p->rank != want)
+      return false;
+  }
+  if (q->stream != NULL) {
+    size_t n = strlen(q->stream);
+    if (strncmp(p->names, q->stream, n) != 0 || p->names[n] != '\n')
+      return false;
+  }
+  return q->q == NULL || q->q[0] == '\0' || strcasestr(p->names, q->q);
+}
+
+char *nl_view_streams_page(const nl_view_streams_doc *d,
+                           const nl_view_streams_query *q, const char *instance,
+                           int64_t now_ns, size_t *len) {
+  static const nl_view_streams_query all = {0};
+  if (q == NULL)
+    q = &all;
+  size_t matched = 0, shown = 0, bytes = 0;
+  for (size_t i = 0; i < d->n; i++) {
+    if (!part_matches(&d->parts[i], q))
+      continue;
+    if (matched >= q->offset && (q->limit == 0 || shown < q->limit)) {
+      shown++;
+      bytes +=
+          (q->problems_only ? d->parts[i].problems_len : d->parts[i].len) + 1;
+    }
+    matched++;
+  }
+  struct json_object *doc = document(instance, now_ns);
+  if (doc == NULL)
+    return NULL;
+  nl_json_add_time(doc, "polled_at", d->polled_ns);
+  nl_json_add_number(doc, "unobservable", (double)d->unobservable);
+  nl_json_add_number(doc, "total", (double)d->n);
+  nl_json_add_number(doc, "matched", (double)matched);
+  nl_json_add_number(doc, "offset", (double)q->offset);
+  /* "streams" comes last: its array is spliced in after the header. */
+  json_object_object_add(doc, "streams", json_object_new_array());
+  size_t head_len = 0;
+  char *head = nl_json_take_text(doc, &head_len);
+  /* head ends with "[]}": keep up to and including '['. */
+  if (head == NULL || head_len < 3 || strcmp(head + head_len - 3, "[]}") != 0) {
+    free(head);
     return NULL;
   }
-  nl_json_add_time(doc, "polled_at", poll_ns);
-  nl_json_add_number(doc, "unobservable", (double)set->unobservable);
-  json_object_object_add(doc, "streams", arr);
-  return nl_json_take_text(doc, len);
+  size_t keep = head_len - 2;
+  char *text = malloc(keep + bytes + 3);
+  if (text == NULL) {
+    free(head);
+    return NULL;
+  }
+  memcpy(text, head, keep);
+  free(head);
+  size_t at = keep;
+  matched = 0;
+  shown = 0;
+  for (size_t i = 0; i < d->n; i++) {
+    if (!part_matches(&d->parts[i], q))
+      continue;
+    if (matched >= q->offset && (q->limit == 0 || shown < q->limit)) {
+      if (shown++ > 0)
+        text[at++] = ',';
+      const char *t =
+          q->problems_only ? d->parts[i].problems : d->parts[i].text;
+      size_t tl = q->problems_only ? d->parts[i].problems_len : d->parts[i].len;
+      memcpy(text + at, t, tl);
+      at += tl;
+    }
+    matched++;
+  }
+  text[at++] = ']';
+  text[at++] = '}';
+  text[at] = '\0';
+  if (len != NULL)
+    *len = at;
+  return text;
+}
+
+char *nl_view_streams(const nl_snapshot_set *set, nl_engine *e,
+                      const char *instance, int64_t poll_ns, int64_t now_ns,
+                      size_t *len) {
+  nl_view_streams_doc d;
+  if (nl_view_streams_parts(set, e, poll_ns, &d) != 0)
+    return NULL;
+  char *text = nl_view_streams_page(&d, NULL, instance, now_ns, len);
+  nl_view_streams_doc_free(&d);
+  return text;
 }
 
 /* The fields the history keeps of every poll. */
@@ -267,6 +458,14 @@ static void add_latest_fields(struct json_object *o, const nl_sample *s) {
 char *nl_view_history(nl_registry *reg, const char *stream,
                       const char *consumer, const char *instance,
                       int64_t now_ns, bool *found, size_t *len) {
+  return nl_view_history_series(reg, stream, consumer, instance, now_ns, NULL,
+                                found, len);
+}
+
+char *nl_view_history_series(nl_registry *reg, const char *stream,
+                             const char *consumer, const char *instance,
+                             int64_t now_ns, const nl_series *longer,
+                             bool *found, size_t *len) {
   const nl_consumer_state *st = nl_registry_find(reg, stream, consumer);
   *found = st != NULL;
   if (st == NULL)
@@ -301,5 +500,7 @@ char *nl_view_history(nl_registry *reg, const char *stream,
     json_object_array_add(arr, so);
   }
   json_object_object_add(doc, "samples", arr);
+  if (longer != NULL)
+    json_object_object_add(doc, "longer", nl_series_object(longer));
   return nl_json_take_text(doc, len);
 }

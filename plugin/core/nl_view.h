@@ -9,6 +9,7 @@
 
 #include "nl_engine.h"
 #include "nl_history.h"
+#include "nl_series.h"
 #include "nl_snapshot.h"
 
 /* Returns "ok", "warning" or "critical": the highest severity among the
@@ -26,10 +27,58 @@ char *nl_view_violations(nl_engine *e, const char *instance, int64_t now_ns,
  * taken at poll_ns; 0 when none happened yet), each consumer with its
  * snapshot, its running totals and active classes from e, and each stream
  * with its own active (stream-level) classes; a stream's health is the
- * worst of its own findings and its consumers'. */
+ * worst of its own findings and its consumers'. Streams come most severe
+ * first, then by name. */
 char *nl_view_streams(const nl_snapshot_set *set, nl_engine *e,
                       const char *instance, int64_t poll_ns, int64_t now_ns,
                       size_t *len);
+
+/* One stream of the /api/streams document, rendered on its own, so that a
+ * request can select and page streams without rendering them again. */
+typedef struct {
+  char *text; /* The stream's JSON object, compact. */
+  size_t len;
+  char *problems; /* The same with only the consumers that have a finding. */
+  size_t problems_len;
+  int rank;    /* 0 critical, 1 warning, 2 ok. */
+  char *names; /* The stream's name, then its consumers', each ending '\n'. */
+} nl_view_stream_part;
+
+/* The streams of one poll, most severe first, then by name. */
+typedef struct {
+  nl_view_stream_part *parts;
+  size_t n;
+  int64_t polled_ns;
+  uint64_t unobservable;
+} nl_view_streams_doc;
+
+/* Renders every stream of set as in nl_view_streams, one part each, into
+ * *out. Returns 0, or -1 out of memory (then *out holds nothing). */
+int nl_view_streams_parts(const nl_snapshot_set *set, nl_engine *e,
+                          int64_t poll_ns, nl_view_streams_doc *out);
+
+void nl_view_streams_doc_free(nl_view_streams_doc *d);
+
+/* Which streams a request asks for: from offset, at most limit (0: all),
+ * whose name or a consumer's name holds q (ASCII case ignored; NULL or
+ * empty: any), named exactly stream (NULL: any), in state "ok", "warning",
+ * "critical" or "problem" (not ok; NULL: any); with problems_only, each
+ * with only its consumers that have a finding. */
+typedef struct {
+  size_t offset;
+  size_t limit;
+  const char *q;
+  const char *state;
+  const char *stream;
+  bool problems_only;
+} nl_view_streams_query;
+
+/* GET /api/streams with a query (NULL: everything): the document of
+ * nl_view_streams, streams most severe first, with "total" (streams in the
+ * poll), "matched" (streams the query selects) and "offset". */
+char *nl_view_streams_page(const nl_view_streams_doc *d,
+                           const nl_view_streams_query *q, const char *instance,
+                           int64_t now_ns, size_t *len);
 
 /* GET /api/history/<stream>/<consumer>: the samples in the consumer's
  * history ring, oldest first. Returns NULL and sets *found to false when
@@ -38,5 +87,12 @@ char *nl_view_streams(const nl_snapshot_set *set, nl_engine *e,
 char *nl_view_history(nl_registry *reg, const char *stream,
                       const char *consumer, const char *instance,
                       int64_t now_ns, bool *found, size_t *len);
+
+/* The same, with the consumer's longer history (nl_series, may be NULL)
+ * under "longer". */
+char *nl_view_history_series(nl_registry *reg, const char *stream,
+                             const char *consumer, const char *instance,
+                             int64_t now_ns, const nl_series *longer,
+                             bool *found, size_t *len);
 
 #endif

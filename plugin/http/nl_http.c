@@ -28,9 +28,10 @@
 #define NL_HTTP_PER_CLIENT 16
 #define NL_HTTP_IDLE_S 5
 
-/* History documents kept rendered (one per consumer asked for), how long
- * one is kept after the last request for it, and how long a request for a
- * consumer not yet kept may wait for an apply in progress. */
+/* History documents kept rendered (one per consumer asked for, or with a
+ * finding), how long one is kept after the last request for it, and how
+ * long a request for a consumer not yet kept may wait for an apply in
+ * progress. */
 #define NL_HTTP_HISTORY_KEPT 64
 #define NL_HTTP_HISTORY_KEEP_NS (600 * 1000000000LL)
 #define NL_HTTP_HISTORY_WAIT_MS 500
@@ -49,7 +50,8 @@ typedef struct {
   char consumer[NL_NAME_MAX + 1];
   char *text;
   size_t len;
-  int64_t asked_ns; /* The latest request for it. */
+  int64_t asked_ns; /* The latest request for it (or poll with a finding). */
+  nl_series longer; /* Up to an hour of its polls, from when it was kept. */
 } history_doc;
 
 struct nl_http {
@@ -65,8 +67,9 @@ struct nl_http {
   pthread_mutex_t doc_lock;
   char *violations;
   size_t violations_len;
-  char *streams;
-  size_t streams_len;
+  /* The streams of the latest poll, one rendered part per stream, from
+   * which each /api/streams request takes its page. */
+  nl_view_streams_doc streams;
   /* History documents of the consumers asked for recently, rendered after
    * each poll (nl_http_update), so a request reads them without waiting. */
   history_doc history[NL_HTTP_HISTORY_KEPT];
@@ -94,6 +97,7 @@ typedef struct {
   __typeof__(&MHD_add_response_header) add_response_header;
   __typeof__(&MHD_queue_response) queue_response;
   __typeof__(&MHD_destroy_response) destroy_response;
+  __typeof__(&MHD_lookup_connection_value) lookup_connection_value;
 } mhd_api;
 
 static mhd_api mhd;
@@ -120,7 +124,8 @@ static void mhd_load(void) {
                  MHD_SYMBOL(create_response_from_buffer),
                  MHD_SYMBOL(add_response_header),
                  MHD_SYMBOL(queue_response),
-                 MHD_SYMBOL(destroy_response)};
+                 MHD_SYMBOL(destroy_response),
+                 MHD_SYMBOL(lookup_connection_value)};
 #undef MHD_SYMBOL
   void *lib = dlopen(MHD_LIBRARY, RTLD_NOW | RTLD_LOCAL);
   if (lib == NULL) {
@@ -214,6 +219,67 @@ static enum MHD_Result reply_document(nl_http *h, struct MHD_Connection *conn,
              : reply_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
 }
 
+/* Reads a whole-number query argument name (at most max) into *out;
+ * absent leaves it. Returns false when present but not such a number. */
+static bool query_number(struct MHD_Connection *conn, const char *name,
+                         size_t max, size_t *out) {
+  const char *v =
+      mhd.lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, name);
+  if (v == NULL)
+    return true;
+  size_t n = 0;
+  if (v[0] == '\0' || strlen(v) > 9)
+    return false;
+  for (const char *c = v; *c; c++) {
+    if (*c < '0' || *c > '9')
+      return false;
+    n = n * 10 + (size_t)(*c - '0');
+  }
+  if (n > max)
+    return false;
+  *out = n;
+  return true;
+}
+
+/* GET /api/streams[?offset=&limit=&q=&state=]: a page of the streams of
+ * the latest poll (docs/rest-api.md). */
+static enum MHD_Result reply_streams(nl_http *h, struct MHD_Connection *conn) {
+  nl_view_streams_query q = {0};
+  q.q = mhd.lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "q");
+  q.state = mhd.lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "state");
+  q.stream = mhd.lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "stream");
+  const char *which =
+      mhd.lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "consumers");
+  if (which != NULL && strcmp(which, "problem") != 0 &&
+      strcmp(which, "all") != 0)
+    return reply_error(conn, MHD_HTTP_BAD_REQUEST,
+                       "consumers is all or problem");
+  q.problems_only = which != NULL && strcmp(which, "problem") == 0;
+  if (!query_number(conn, "offset", 100000000, &q.offset) ||
+      !query_number(conn, "limit", 100000, &q.limit))
+    return reply_error(conn, MHD_HTTP_BAD_REQUEST,
+                       "offset and limit are whole numbers (limit at most "
+                       "100000)");
+  if ((q.q != NULL && strlen(q.q) > NL_NAME_MAX) ||
+      (q.stream != NULL && strlen(q.stream) > NL_NAME_MAX))
+    return reply_error(conn, MHD_HTTP_BAD_REQUEST, "q or stream is too long");
+  if (q.state != NULL && strcmp(q.state, "ok") != 0 &&
+      strcmp(q.state, "warning") != 0 && strcmp(q.state, "critical") != 0 &&
+      strcmp(q.state, "problem") != 0)
+    return reply_error(conn, MHD_HTTP_BAD_REQUEST,
+                       "state is ok, warning, critical or problem");
+  size_t len = 0;
+  pthread_mutex_lock(&h->doc_lock);
+  char *text =
+      nl_view_streams_page(&h->streams, &q, h->instance, now_ns(), &len);
+  pthread_mutex_unlock(&h->doc_lock);
+  if (text == NULL)
+    return reply_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
+  enum MHD_Result ret = reply(conn, MHD_HTTP_OK, JSON_TYPE, text, len);
+  free(text);
+  return ret;
+}
+
 static enum MHD_Result reply_healthz(nl_http *h, struct MHD_Connection *conn) {
   struct json_object *o = json_object_new_object();
   if (o == NULL)
@@ -267,6 +333,7 @@ static history_doc *history_find(nl_http *h, const char *stream,
 static void history_keep(nl_http *h, const char *stream, const char *consumer,
                          char *text, size_t len, int64_t now) {
   history_doc *d = history_find(h, stream, consumer);
+  bool fresh = d == NULL;
   if (d == NULL && h->n_history < NL_HTTP_HISTORY_KEPT) {
     d = &h->history[h->n_history++];
     d->text = NULL;
@@ -277,6 +344,8 @@ static void history_keep(nl_http *h, const char *stream, const char *consumer,
       if (h->history[i].asked_ns < d->asked_ns)
         d = &h->history[i];
   }
+  if (fresh)
+    d->longer = (nl_series){0};
   free(d->text);
   snprintf(d->stream, sizeof(d->stream), "%s", stream);
   snprintf(d->consumer, sizeof(d->consumer), "%s", consumer);
@@ -332,50 +401,66 @@ static enum MHD_Result reply_history(nl_http *h, struct MHD_Connection *conn,
 }
 
 /* Renders the kept history documents again from the registry (stable: the
- * caller holds the engine lock), dropping those of consumers that are gone
- * or not asked for in NL_HTTP_HISTORY_KEEP_NS. */
+ * caller holds the engine lock), after adding the latest poll to each one's
+ * longer history, and drops those of consumers that are gone or not asked
+ * for in NL_HTTP_HISTORY_KEEP_NS. Holds doc_lock throughout (a few
+ * milliseconds at 64 documents): requests wait for that, never for a
+ * poll. */
 static void history_refresh(nl_http *h, int64_t now) {
+  nl_registry *reg = nl_engine_registry(h->engine);
   pthread_mutex_lock(&h->doc_lock);
-  size_t n = h->n_history;
-  history_doc keep[NL_HTTP_HISTORY_KEPT];
-  memcpy(keep, h->history, n * sizeof(*keep));
-  pthread_mutex_unlock(&h->doc_lock);
-  /* Rendered outside doc_lock, so requests go on meanwhile; each entry is
-   * found again by its names afterwards (a request may have added or
-   * replaced entries in between). */
-  char *texts[NL_HTTP_HISTORY_KEPT];
-  size_t lens[NL_HTTP_HISTORY_KEPT];
-  bool gone[NL_HTTP_HISTORY_KEPT];
-  for (size_t i = 0; i < n; i++) {
-    bool found = false;
-    texts[i] = NULL;
-    lens[i] = 0;
-    gone[i] = now - keep[i].asked_ns > NL_HTTP_HISTORY_KEEP_NS;
-    if (!gone[i]) {
-      texts[i] =
-          nl_view_history(nl_engine_registry(h->engine), keep[i].stream,
-                          keep[i].consumer, h->instance, now, &found, &lens[i]);
-      gone[i] = !found;
-    }
-  }
-  pthread_mutex_lock(&h->doc_lock);
-  for (size_t i = 0; i < n; i++) {
-    history_doc *d = history_find(h, keep[i].stream, keep[i].consumer);
-    if (d == NULL) {
-      free(texts[i]);
-      continue;
-    }
-    if (gone[i]) {
-      free(texts[i]);
+  for (size_t i = 0; i < h->n_history;) {
+    history_doc *d = &h->history[i];
+    const nl_consumer_state *st = nl_registry_find(reg, d->stream, d->consumer);
+    if (st == NULL || now - d->asked_ns > NL_HTTP_HISTORY_KEEP_NS) {
       free(d->text);
       *d = h->history[--h->n_history];
-    } else if (texts[i] != NULL) {
-      free(d->text);
-      d->text = texts[i];
-      d->len = lens[i];
+      continue;
     }
+    const nl_sample *s0 = nl_state_latest(st);
+    if (s0 != NULL)
+      nl_series_add(&d->longer, s0->t_ns, s0->num_pending, s0->num_ack_pending,
+                    s0->redeliveries);
+    bool found = false;
+    size_t len = 0;
+    char *text =
+        nl_view_history_series(reg, d->stream, d->consumer, h->instance, now,
+                               &d->longer, &found, &len);
+    if (text != NULL) {
+      free(d->text);
+      d->text = text;
+      d->len = len;
+    }
+    i++;
   }
   pthread_mutex_unlock(&h->doc_lock);
+}
+
+/* Keeps the history of every consumer with an active finding (its longer
+ * history starts with the finding, watched or not); call with doc_lock
+ * held and the registry stable. */
+static void history_keep_findings(nl_http *h, int64_t now) {
+  nl_active *list = NULL;
+  size_t n = 0;
+  if (nl_engine_active(h->engine, NULL, NULL, &list, &n) != 0)
+    return;
+  nl_registry *reg = nl_engine_registry(h->engine);
+  for (size_t i = 0; i < n; i++) {
+    if (list[i].consumer == NULL || list[i].consumer[0] == '\0')
+      continue;
+    history_doc *d = history_find(h, list[i].stream, list[i].consumer);
+    if (d != NULL) {
+      d->asked_ns = now;
+      continue;
+    }
+    bool found = false;
+    size_t len = 0;
+    char *text = nl_view_history(reg, list[i].stream, list[i].consumer,
+                                 h->instance, now, &found, &len);
+    if (text != NULL)
+      history_keep(h, list[i].stream, list[i].consumer, text, len, now);
+  }
+  free(list);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
@@ -401,7 +486,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
   case NL_ROUTE_VIOLATIONS:
     return reply_document(h, conn, &h->violations, &h->violations_len);
   case NL_ROUTE_STREAMS:
-    return reply_document(h, conn, &h->streams, &h->streams_len);
+    return reply_streams(h, conn);
   case NL_ROUTE_HISTORY:
     return reply_history(h, conn, stream, consumer);
   case NL_ROUTE_BAD_NAME:
@@ -525,7 +610,7 @@ void nl_http_stop(nl_http *h) {
   for (size_t i = 0; i < h->n_history; i++)
     free(h->history[i].text);
   free(h->violations);
-  free(h->streams);
+  nl_view_streams_doc_free(&h->streams);
   free(h->instance);
   free(h);
 }
@@ -547,9 +632,10 @@ void nl_http_update(nl_http *h, const nl_snapshot_set *set, int64_t poll_ns) {
    * instance's engine lock, which the caller holds: reading it here needs
    * no registry lock. */
   int64_t now = now_ns();
-  size_t vlen = 0, slen = 0;
+  size_t vlen = 0;
   char *v = nl_view_violations(h->engine, h->instance, now, &vlen);
-  char *s = nl_view_streams(set, h->engine, h->instance, poll_ns, now, &slen);
+  nl_view_streams_doc s;
+  bool have_streams = nl_view_streams_parts(set, h->engine, poll_ns, &s) == 0;
   pthread_mutex_lock(&h->doc_lock);
   if (v != NULL) {
     free(h->violations);
@@ -557,11 +643,10 @@ void nl_http_update(nl_http *h, const nl_snapshot_set *set, int64_t poll_ns) {
     h->violations_len = vlen;
     v = NULL;
   }
-  if (s != NULL) {
-    free(h->streams);
+  nl_view_streams_doc old = {0};
+  if (have_streams) {
+    old = h->streams;
     h->streams = s;
-    h->streams_len = slen;
-    s = NULL;
   }
   if (poll_ns != 0) {
     h->polls++;
@@ -570,7 +655,10 @@ void nl_http_update(nl_http *h, const nl_snapshot_set *set, int64_t poll_ns) {
     h->last_ok = true;
     h->last_error[0] = '\0';
   }
+  if (poll_ns != 0)
+    history_keep_findings(h, now);
   pthread_mutex_unlock(&h->doc_lock);
+  nl_view_streams_doc_free(&old);
   history_refresh(h, now);
 }
 

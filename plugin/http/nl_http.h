@@ -1,14 +1,17 @@
 /* nl_http.h: the optional REST API and dashboard of one instance.
  *
- * A libmicrohttpd listener with its own thread serves JSON documents that
- * the read callback renders after each poll (nl_view) and swaps in under a
- * short mutex, so a request never waits for a poll and a poll never waits
- * for a request. Only /api/history/<stream>/<consumer> reads the engine's
- * registry itself; it does so under the same mutex, which every writer
- * (the poll, the advisory thread) holds while it changes the registry.
- * Endpoints and shapes are in docs/rest-api.md. Every function accepts h ==
- * NULL and then does nothing, so an instance without a listener needs no
- * checks. */
+ * A libmicrohttpd listener with its own thread serves documents that the
+ * poll thread renders after each poll (nl_http_update) and swaps in under
+ * a short mutex, so a request never waits for a poll and a poll never
+ * waits for a request: the findings (active and resolved), the streams
+ * one rendered part per stream (each /api/streams request takes its page
+ * from them), and the history of up to 64 consumers (those asked for
+ * recently and those with a finding, each with its longer history). Only
+ * the first /api/history request for another consumer reads the engine's
+ * registry itself, under the registry lock, which every writer (the poll,
+ * the advisory thread) holds while it changes the registry. Endpoints and
+ * shapes are in docs/rest-api.md. Every function accepts h == NULL and
+ * then does nothing, so an instance without a listener needs no checks. */
 #ifndef NL_HTTP_H
 #define NL_HTTP_H
 

@@ -203,4 +203,7 @@ cp "$JSON" "$OUT/bench.jsonl"
 python3 tests/bench/report.py "$OUT/bench.jsonl" "$OUT/bench.md" "$OUT/bench.json"
 python3 tests/bench/churn_report.py "$NL_TMP/churn.jsonl" "$NL_TMP/wide.jsonl" \
   "$OUT/bench.md"
+# The REST API and dashboard at 10,000 consumers.
+echo "# dashboard at 10,000 consumers" >&2
+bash tests/bench/dashboard_bench.sh "$OUT/bench.md" || exit 1
 echo "# wrote $OUT/bench.md" >&2

@@ -745,6 +745,15 @@ void test_sequence_gap_never_acked(void) {
   CHECK(sim_polls_to_clear(&s, NL_SEQUENCE_GAP, 0, 60) == 31);
   CHECK(!sim_active(&s, NL_SEQUENCE_GAP));
   CHECK_EQ_U(st->lost_total, 250);
+  /* The engine keeps it among the resolved findings, with what it cost:
+   * the 250 messages lost from its onset to its end. */
+  const nl_resolved *r = nl_engine_resolved(s.engine, 0);
+  CHECK(r != NULL && r->f.cls == NL_SEQUENCE_GAP);
+  CHECK(r != NULL && strcmp(r->stream, "ORDERS") == 0 &&
+        strcmp(r->consumer, "proc") == 0);
+  CHECK_EQ_U(r ? r->f.lost : 0, 250);
+  CHECK(r != NULL && r->resolved_ns > r->f.since_ns && r->reason == NULL);
+  CHECK(nl_engine_resolved(s.engine, 1) == NULL);
   sim_free(&s);
 }
 

@@ -220,7 +220,8 @@ void test_view_streams(void) {
   CHECK(strcmp(get_str(doc, "polled_at"), "2023-11-14T22:13:20.000Z") == 0);
   struct json_object *streams = get(doc, "streams");
   CHECK_EQ_U(json_object_array_length(streams), 2);
-  struct json_object *orders = json_object_array_get_idx(streams, 0);
+  /* Most severe first: the critical stream, then ORDERS (warning). */
+  struct json_object *orders = json_object_array_get_idx(streams, 1);
   CHECK(strcmp(get_str(orders, "name"), "ORDERS") == 0);
   CHECK(strcmp(get_str(orders, "health"), "warning") == 0);
   CHECK(strcmp(get_str(orders, "retention"), "limits") == 0);
@@ -240,9 +241,51 @@ void test_view_streams(void) {
   CHECK(json_object_get_int(get(get(stuck, "config"), "ack_wait_s")) == 30);
   CHECK(strcmp(get_str(fine, "health"), "ok") == 0);
   CHECK_EQ_U(json_object_array_length(get(fine, "active")), 0);
-  struct json_object *odd = json_object_array_get_idx(streams, 1);
+  struct json_object *odd = json_object_array_get_idx(streams, 0);
   CHECK(strcmp(get_str(odd, "health"), "critical") == 0);
+  CHECK(json_object_get_int(get(doc, "total")) == 2);
+  CHECK(json_object_get_int(get(doc, "matched")) == 2);
   json_object_put(doc);
+
+  /* Queries: by state, by a consumer's name (case ignored), and paged. */
+  nl_view_streams_doc d;
+  CHECK(nl_view_streams_parts(&fx.set, fx.engine, fx.t - SEC, &d) == 0);
+  struct {
+    nl_view_streams_query q;
+    int matched, shown;
+    const char *first;
+  } cases[] = {
+      {{0, 0, NULL, "warning", NULL, false}, 1, 1, "ORDERS"},
+      {{0, 0, NULL, "problem", NULL, false}, 2, 2, NULL},
+      {{0, 0, NULL, "ok", NULL, false}, 0, 0, NULL},
+      {{0, 0, "STUCK", NULL, NULL, false}, 1, 1, "ORDERS"},
+      {{0, 0, "no such name", NULL, NULL, false}, 0, 0, NULL},
+      {{1, 1, NULL, NULL, NULL, false}, 2, 1, "ORDERS"},
+      {{0, 1, NULL, NULL, NULL, false}, 2, 1, NULL},
+      {{5, 0, NULL, NULL, NULL, false}, 2, 0, NULL},
+      {{0, 0, NULL, NULL, "ORDERS", true}, 1, 1, "ORDERS"},
+      {{0, 0, NULL, NULL, "ORDER", false}, 0, 0, NULL},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    doc = parse(nl_view_streams_page(&d, &cases[i].q, "prod", fx.t, NULL));
+    CHECK(doc != NULL);
+    CHECK(json_object_get_int(get(doc, "matched")) == cases[i].matched);
+    struct json_object *page = get(doc, "streams");
+    CHECK((int)json_object_array_length(page) == cases[i].shown);
+    if (cases[i].first != NULL)
+      CHECK(strcmp(get_str(json_object_array_get_idx(page, 0), "name"),
+                   cases[i].first) == 0);
+    /* With only the consumers that have a finding: ORDERS keeps "stuck"
+     * and leaves out the healthy one. */
+    if (cases[i].q.problems_only) {
+      struct json_object *o = json_object_array_get_idx(page, 0);
+      CHECK_EQ_U(json_object_array_length(get(o, "consumers")), 1);
+      CHECK(json_object_get_int(get(o, "consumers_with_findings")) == 1);
+      CHECK(json_object_get_int(get(o, "consumer_count")) == 2);
+    }
+    json_object_put(doc);
+  }
+  nl_view_streams_doc_free(&d);
 
   /* Before the first poll: no streams and polled_at null. */
   nl_snapshot_set empty = {0};
