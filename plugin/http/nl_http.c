@@ -241,28 +241,44 @@ static bool query_number(struct MHD_Connection *conn, const char *name,
   return true;
 }
 
-/* GET /api/streams[?offset=&limit=&q=&state=]: a page of the streams of
- * the latest poll (docs/rest-api.md). */
+/* Reads the query argument name, percent-decoded once (the server keeps
+ * escapes as received), into out (NL_NAME_MAX + 1 bytes). Returns 1 when
+ * present, 0 when absent, -1 when it cannot be decoded or is too long. */
+static int query_text(struct MHD_Connection *conn, const char *name,
+                      char *out) {
+  const char *v =
+      mhd.lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, name);
+  if (v == NULL)
+    return 0;
+  return nl_route_decode(v, strlen(v), out, NL_NAME_MAX + 1) < 0 ? -1 : 1;
+}
+
+/* GET /api/streams[?offset=&limit=&q=&stream=&state=&consumers=]: a page
+ * of the streams of the latest poll (docs/rest-api.md). */
 static enum MHD_Result reply_streams(nl_http *h, struct MHD_Connection *conn) {
   nl_view_streams_query q = {0};
-  q.q = mhd.lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "q");
-  q.state = mhd.lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "state");
-  q.stream = mhd.lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "stream");
-  const char *which =
-      mhd.lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "consumers");
-  if (which != NULL && strcmp(which, "problem") != 0 &&
-      strcmp(which, "all") != 0)
+  char text_q[NL_NAME_MAX + 1], stream[NL_NAME_MAX + 1];
+  char state[NL_NAME_MAX + 1], which[NL_NAME_MAX + 1];
+  int has_q = query_text(conn, "q", text_q);
+  int has_stream = query_text(conn, "stream", stream);
+  int has_state = query_text(conn, "state", state);
+  int has_which = query_text(conn, "consumers", which);
+  if (has_q < 0 || has_stream < 0 || has_state < 0 || has_which < 0)
+    return reply_error(conn, MHD_HTTP_BAD_REQUEST,
+                       "a query argument has a bad escape, a control "
+                       "character, or more than 1024 bytes");
+  q.q = has_q ? text_q : NULL;
+  q.stream = has_stream ? stream : NULL;
+  q.state = has_state ? state : NULL;
+  if (has_which && strcmp(which, "problem") != 0 && strcmp(which, "all") != 0)
     return reply_error(conn, MHD_HTTP_BAD_REQUEST,
                        "consumers is all or problem");
-  q.problems_only = which != NULL && strcmp(which, "problem") == 0;
+  q.problems_only = has_which && strcmp(which, "problem") == 0;
   if (!query_number(conn, "offset", 100000000, &q.offset) ||
       !query_number(conn, "limit", 100000, &q.limit))
     return reply_error(conn, MHD_HTTP_BAD_REQUEST,
                        "offset and limit are whole numbers (limit at most "
                        "100000)");
-  if ((q.q != NULL && strlen(q.q) > NL_NAME_MAX) ||
-      (q.stream != NULL && strlen(q.stream) > NL_NAME_MAX))
-    return reply_error(conn, MHD_HTTP_BAD_REQUEST, "q or stream is too long");
   if (q.state != NULL && strcmp(q.state, "ok") != 0 &&
       strcmp(q.state, "warning") != 0 && strcmp(q.state, "critical") != 0 &&
       strcmp(q.state, "problem") != 0)

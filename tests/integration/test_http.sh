@@ -476,21 +476,22 @@ EOF
 fi
 
 # A finding that ends is listed as recently resolved, in /api/violations
-# and on the page: the throttled consumer is deleted.
-inj consumer-delete MP stuck >/dev/null
-if nl_wait_notification 20 "severity = OKAY" "type_instance = MAX_PENDING_THROTTLE" >/dev/null; then
+# and on the page: the Interest stream without consumers is deleted (its
+# INTEREST_NO_CONSUMERS ends with the reason "stream not listed").
+inj stream-delete INT >/dev/null
+if nl_wait_notification 20 "severity = OKAY" "type_instance = INTEREST_NO_CONSUMERS" >/dev/null; then
   out=$(python3 "$PROBE" "$BASE/" 1400 900 \
-    "document.querySelector('#resolved .resolved-item[data-class=MAX_PENDING_THROTTLE]')" \
-    "document.querySelector('#resolved .resolved-item[data-class=MAX_PENDING_THROTTLE]').textContent" 2>&1)
+    "document.querySelector('#resolved .resolved-item[data-class=INTEREST_NO_CONSUMERS]')" \
+    "document.querySelector('#resolved .resolved-item[data-class=INTEREST_NO_CONSUMERS]').textContent" 2>&1)
   api=$(curl -s "$BASE/api/violations" | python3 -c 'import json, sys
-r = [x for x in json.load(sys.stdin)["resolved"] if x["type"] == "MAX_PENDING_THROTTLE"]
-print("%s %s %s" % (r[0]["consumer_name"], r[0]["reason"], "lost_while_firing" in r[0]) if r else "none")')
-  case "$api|$out" in
-  "stuck consumer deleted True|"*MP\ /\ stuck*"consumer deleted"*) nl_pass dashboard/recently-resolved "$api; $out" ;;
+r = [x for x in json.load(sys.stdin)["resolved"] if x["type"] == "INTEREST_NO_CONSUMERS"]
+print("%s|%s|%s|%s" % (r[0]["stream_name"], r[0]["reason"], "lost_while_firing" in r[0], bool(r[0]["resolved_at"])) if r else "none")')
+  case "$api#$out" in
+  "INT|stream not listed|True|True#"*"stream INT"*"stream not listed"*) nl_pass dashboard/recently-resolved "$api; $out" ;;
   *) nl_fail dashboard/recently-resolved "api: $api; page: $out" ;;
   esac
 else
-  nl_fail dashboard/recently-resolved "no OKAY MAX_PENDING_THROTTLE after the consumer was deleted"
+  nl_fail dashboard/recently-resolved "no OKAY INTEREST_NO_CONSUMERS after the stream was deleted"
 fi
 
 # Bad options: a second collectd with each mistake; clear errors, no crash.
