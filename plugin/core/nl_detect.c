@@ -357,7 +357,7 @@ static bool detect_sequence_gap(const nl_consumer_state *st,
   const nl_loss_range *range =
       st->loss != NULL && st->loss->first_seq > 0 ? st->loss : NULL;
   nl_finding_start(f, NL_SEQUENCE_GAP);
-  nl_finding_add(f, "lost_messages", (double)st->lost_last);
+  nl_finding_add(f, "lost_since_last_poll", (double)st->lost_last);
   nl_finding_add(f, "lost_total", (double)st->lost_total);
   nl_finding_add(f, "unread_evicted", (double)level);
   if (range != NULL) {
@@ -398,6 +398,9 @@ static bool detect_max_pending(const nl_consumer_snap *c, nl_finding *f) {
   nl_finding_add(f, "num_pending", (double)c->num_pending);
   nl_finding_add(f, "num_waiting", (double)c->num_waiting);
   nl_finding_add(f, "recommended_max_ack_pending", (double)rec);
+  /* At the cap with messages waiting, the server delivers nothing new: the
+   * consumer has been held there at least since its last delivery. */
+  f->condition_since_ns = c->delivered_last_ns;
   snprintf(f->description, sizeof(f->description),
            "%" PRIu64 " messages await ack, the max_ack_pending limit of "
            "%" PRId64 ", while %" PRIu64 " more are waiting: the server has "

@@ -274,7 +274,15 @@ static void update_held(nl_engine *e, nl_finding **held_set, const char *stream,
       found[cls].config_key = key != 0 ? key : held ? held->config_key : 0;
       found[cls].absent_since_ns = 0;
       found[cls].absent_polls = 0;
+      int64_t hint = found[cls].condition_since_ns;
+      if (hint <= 0 || hint >= now_ns)
+        hint = 0;
       if (held != NULL) {
+        int64_t kept = held->condition_since_ns;
+        found[cls].condition_since_ns =
+            kept > 0 && (hint == 0 || kept < hint) ? kept : hint;
+        if (found[cls].condition_since_ns >= held->since_ns)
+          found[cls].condition_since_ns = 0;
         found[cls].since_ns = held->since_ns;
         found[cls].onset_lost = held->onset_lost;
         found[cls].onset_redelivered = held->onset_redelivered;
@@ -287,6 +295,7 @@ static void update_held(nl_engine *e, nl_finding **held_set, const char *stream,
       if (held == NULL)
         continue; /* Reported on a later poll when memory allows. */
       found[cls].since_ns = now_ns;
+      found[cls].condition_since_ns = hint;
       found[cls].onset_lost = base.lost_before;
       found[cls].onset_redelivered = base.redelivered_before;
       found[cls].lost = grown(base.lost, base.lost_before);

@@ -79,6 +79,7 @@ struct json_object *nl_event_object(const nl_event *ev) {
   nl_json_add_string(o, "description", f->description);
   nl_json_add_time(o, "detected_at", ev->at_ns);
   nl_json_add_time(o, "firing_since", f->since_ns);
+  nl_json_add_time(o, "condition_since", f->condition_since_ns);
   nl_json_add_string(o, "reason", ev->reason);
   json_object_object_add(o, "violation", v);
   return o;

@@ -64,6 +64,11 @@ typedef struct {
   uint64_t redelivered;
   uint64_t onset_lost;
   uint64_t onset_redelivered;
+  /* The earliest time the server's own data shows the condition holding,
+   * when that is before since_ns (0: not known). Set by a detector as a
+   * hint on each detection; the engine keeps the earliest. It does not
+   * depend on when collectd started. */
+  int64_t condition_since_ns;
 } nl_finding;
 
 /* Returns true when f is held and its condition held at the latest poll

@@ -385,6 +385,21 @@ case $out in
 *) nl_fail dashboard/history-chart "$out" ;;
 esac
 
+# The throttle stood before collectd started (the worker took its 5
+# messages first): its condition is dated by the server's last delivery,
+# before the plugin first saw it, and the card says "held for at least".
+out=$(curl -s "$BASE/api/violations" | python3 -c 'import json, sys
+v = [x for x in json.load(sys.stdin)["violations"] if x["type"] == "MAX_PENDING_THROTTLE"][0]
+print("%s %s %s" % (v["condition_since"] is not None and v["condition_since"] < v["firing_since"],
+                    v["condition_since"], v["firing_since"]))')
+card=$(python3 "$PROBE" "$BASE/" 1400 900 \
+  "document.querySelector('.card[data-class=MAX_PENDING_THROTTLE] .since')" \
+  "document.querySelector('.card[data-class=MAX_PENDING_THROTTLE] .since').textContent" 2>&1)
+case "$out|$card" in
+True*'|"held for at least '*) nl_pass dashboard/condition-since "$out; $card" ;;
+*) nl_fail dashboard/condition-since "$out; $card" ;;
+esac
+
 # A healthy stream comes collapsed, with only its counts: opened, it lists
 # every consumer (asked for on its own), names shown as typed, with charts.
 out=$(python3 "$PROBE" "$BASE/" 1400 900 \

@@ -124,6 +124,7 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_overlapping_long_tasks_are_missing_progress)                          \
   X(test_slow_processing_with_standing_floor_is_ack_wait)                      \
   X(test_max_pending_throttle)                                                 \
+  X(test_max_pending_condition_since)                                          \
   X(test_threshold_hover_gives_one_onset)                                      \
   X(test_onset_rate_last_hour)                                                 \
   X(test_max_pending_boundaries)                                               \

@@ -666,13 +666,20 @@ void test_threshold_hover_gives_one_onset(void) {
   sim_free(&s);
 }
 
-void test_max_pending_throttle(void) {
-  sim s;
-  sim_init(&s);
-  nl_consumer_snap *c = &s.consumer;
+/* Starts s with its consumer throttled: the 5 max_ack_pending taken, 45
+ * waiting. Returns the consumer. */
+static nl_consumer_snap *sim_throttled(sim *s) {
+  sim_init(s);
+  nl_consumer_snap *c = &s->consumer;
   c->max_ack_pending = 5;
   c->num_ack_pending = 5;
   c->num_pending = 45;
+  return c;
+}
+
+void test_max_pending_throttle(void) {
+  sim s;
+  nl_consumer_snap *c = sim_throttled(&s);
   sim_poll(&s);
   CHECK(sim_active(&s, NL_MAX_PENDING_THROTTLE));
   CHECK_EQ_U(s.first_onset_poll[NL_MAX_PENDING_THROTTLE], 1);
@@ -692,6 +699,33 @@ void test_max_pending_throttle(void) {
   CHECK(!sim_active(&s, NL_MAX_PENDING_THROTTLE));
   CHECK_EQ_U(s.clears[NL_MAX_PENDING_THROTTLE], 2);
   sim_free(&s);
+}
+
+/* A throttle already standing when collectd starts: its condition is
+ * dated by the consumer's last delivery (the server's own time), earlier
+ * than the plugin's onset; a later redelivery does not move it. */
+void test_max_pending_condition_since(void) {
+  sim s;
+  nl_consumer_snap *c = sim_throttled(&s);
+  int64_t stalled = s.t - 600 * SEC;
+  c->delivered_last_ns = stalled;
+  sim_poll(&s);
+  CHECK(sim_active(&s, NL_MAX_PENDING_THROTTLE));
+  const nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(s.engine), "ORDERS", "proc");
+  const nl_finding *f = st->active[NL_MAX_PENDING_THROTTLE];
+  CHECK(f->condition_since_ns == stalled && f->since_ns > stalled);
+  c->delivered_last_ns = s.t; /* A redelivery now. */
+  sim_poll(&s);
+  CHECK(st->active[NL_MAX_PENDING_THROTTLE]->condition_since_ns == stalled);
+  /* Without a delivery time nothing is claimed. */
+  sim s2;
+  sim_throttled(&s2);
+  sim_poll(&s2);
+  st = nl_registry_find(nl_engine_registry(s2.engine), "ORDERS", "proc");
+  CHECK(st->active[NL_MAX_PENDING_THROTTLE]->condition_since_ns == 0);
+  sim_free(&s);
+  sim_free(&s2);
 }
 
 void test_max_pending_boundaries(void) {
@@ -726,7 +760,7 @@ void test_sequence_gap_never_acked(void) {
   CHECK(sim_active(&s, NL_SEQUENCE_GAP));
   CHECK_EQ_U(s.first_onset_poll[NL_SEQUENCE_GAP], 1);
   const nl_finding *f = &s.last[NL_SEQUENCE_GAP];
-  CHECK_EQ_U(nl_finding_get(f, "lost_messages", 0), 200);
+  CHECK_EQ_U(nl_finding_get(f, "lost_since_last_poll", 0), 200);
   CHECK_EQ_U(nl_finding_get(f, "first_lost_seq", 0), 1);
   CHECK_EQ_U(nl_finding_get(f, "last_lost_seq", 0), 200);
   CHECK(strstr(f->fix_command, "nats stream edit ORDERS --max-msgs") != NULL);
@@ -772,7 +806,8 @@ void test_sequence_gap_skipped_within_interval(void) {
   s.consumer.delivered_consumer_seq = 16;
   sim_poll(&s);
   CHECK(sim_active(&s, NL_SEQUENCE_GAP));
-  CHECK_EQ_U(nl_finding_get(&s.last[NL_SEQUENCE_GAP], "lost_messages", 0), 183);
+  CHECK_EQ_U(
+      nl_finding_get(&s.last[NL_SEQUENCE_GAP], "lost_since_last_poll", 0), 183);
   sim_free(&s);
 }
 
@@ -821,7 +856,8 @@ void test_sequence_gap_filtered_by_num_pending(void) {
   s.consumer.delivered_stream_seq += 5;
   sim_poll(&s);
   CHECK(sim_active(&s, NL_SEQUENCE_GAP));
-  CHECK_EQ_U(nl_finding_get(&s.last[NL_SEQUENCE_GAP], "lost_messages", 0), 80);
+  CHECK_EQ_U(
+      nl_finding_get(&s.last[NL_SEQUENCE_GAP], "lost_since_last_poll", 0), 80);
   sim_free(&s);
 }
 
