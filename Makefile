@@ -77,7 +77,7 @@ UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(BUILD)/unit_tests
 INJECT := tests/tools/nl-inject
 
-.PHONY: bench all test unit integration demo clean format check-format \
+.PHONY: bench all check test unit integration demo clean format check-format \
 	check-layers fuzz fuzz-build mutate
 
 # nats-lens-check, the one-shot audit command (cli/), linked with the same
@@ -89,7 +89,7 @@ CHECK := $(BUILD)/nats-lens-check
 TEST_ENV += NL_CHECK=$(abspath $(CHECK))
 endif
 
-all: $(PLUGIN) $(CHECK)
+all: $(PLUGIN) $(CHECK) $(INJECT)
 
 $(CHECK): $(wildcard cli/*.c) cli/*.h $(HEADERS) $(JSAPI_LIB) $(CORE_LIB)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Iplugin -Icli -o $@ $(wildcard cli/*.c) \
@@ -152,6 +152,12 @@ unit: $(UNIT_BIN)
 
 test: $(PLUGIN) $(CHECK) $(UNIT_BIN) $(INJECT)
 	$(TEST_ENV) tests/run_all.sh
+
+# The quick proof (about 4 minutes): the unit tests and the class tests,
+# each class made to happen on a real nats-server and found by real
+# collectd (single node and a 3-node cluster).
+check: $(PLUGIN) $(CHECK) $(UNIT_BIN) $(INJECT)
+	$(TEST_ENV) NL_ONLY=classes tests/run_all.sh
 
 # The mutation check: breaks rules of the core one at a time (a consumer
 # skipped, a comparison turned round, a clearing dropped) and fails unless

@@ -24,6 +24,25 @@ count() {
   fi
 }
 
+# Every tool the suite runs, checked first: a missing one is one clear
+# line naming the command that installs them all, not a failure deep in a
+# test. The full run stops there; a run of some scripts (NL_ONLY) only
+# warns.
+missing=""
+for tool in nats-server collectd curl python3 chromium go node npm gnuplot \
+  carbon-cache influxd prometheus promtool valgrind clang dpkg-deb lintian \
+  help2man xxd cc openssl script ip; do
+  command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
+done
+if [ -n "$missing" ]; then
+  if [ -z "${NL_ONLY:-}" ]; then
+    echo "FAIL setup/tools: missing:$missing; run \"bash .ci/install-deps.sh\" as root first (Debian bookworm)"
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+  echo "# missing:$missing (bash .ci/install-deps.sh installs them); some tests may fail"
+fi
+
 echo "== unit tests"
 "./${NL_BUILD:-build}/unit_tests" tests/fixtures >"$log" 2>&1
 rc=$?

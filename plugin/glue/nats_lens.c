@@ -161,6 +161,7 @@ typedef struct {
   c_complain_t poll_complaint;
   c_complain_t connect_complaint;
   bool poll_failing; /* A FAILURE notification for the poll is out. */
+  bool polled_once;  /* The first good poll has been logged. */
   /* The transport's disconnect count at the latest good poll: a change is
    * a gap in what the polls saw (nl_engine_gap). */
   uint64_t disconnects_seen;
@@ -1188,6 +1189,13 @@ static void poll_run(void *ud) {
     c_release(LOG_INFO, &inst->poll_complaint,
               LOG_PREFIX "Instance \"%s\": polls succeed again.", inst->name);
   poll_state(&rc, false, NULL);
+  if (!inst->polled_once) {
+    /* One line per instance, so that a healthy start shows in the log. */
+    INFO(LOG_PREFIX "Instance \"%s\": first poll done: %zu stream(s) and "
+                    "%zu consumer(s) watched.",
+         inst->name, set.n_streams, set.n_consumers);
+    inst->polled_once = true;
+  }
 
   update_values_limit(inst, set.n_consumers);
   rc.findings_only = findings_only(inst);

@@ -59,6 +59,14 @@ else
   nl_fail advisories "no advisory counted by the forked daemon"
 fi
 
+# A healthy start shows in the log: one line for the instance's first poll.
+line=$(grep -F 'nats_lens plugin: Instance "bg": first poll done:' "$NL_TMP/collectd.log" | head -n 1)
+if [ -n "$line" ]; then
+  nl_pass first-poll-logged "${line#*] }"
+else
+  nl_fail first-poll-logged "no first poll line in collectd's log"
+fi
+
 kill -TERM "$pid"
 stopped() { ! kill -0 "$pid" 2>/dev/null; }
 nl_check stops nl_retry 20 stopped
