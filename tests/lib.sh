@@ -41,6 +41,9 @@ nl_begin() {
   NL_TEST=$1
   NL_TMP=$(mktemp -d "/tmp/nats-lens-$NL_TEST.XXXXXX")
   trap nl_cleanup EXIT
+  # Ctrl-C or a stop ends the run at once (the EXIT trap cleans up),
+  # rather than leaving a loop polling servers that are gone.
+  trap 'echo "# $NL_TEST: interrupted" >&2; exit 130' INT TERM
 }
 
 nl_cleanup() {
