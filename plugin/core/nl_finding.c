@@ -98,17 +98,24 @@ char *nl_finding_format_evidence(const nl_finding *f, char *buf, size_t len) {
   if (len == 0)
     return buf;
   buf[0] = '\0';
-  for (int i = 0; i < f->n_evidence && used < len; i++) {
+  static const char more[] = ", ...";
+  for (int i = 0; i < f->n_evidence; i++) {
+    char item[NL_TEXT_MAX];
     double v = f->evidence[i].value;
-    int n;
-    if (v == floor(v) && fabs(v) < 1e15)
-      n = snprintf(buf + used, len - used, "%s%s=%.0f", i ? ", " : "",
-                   f->evidence[i].name, v);
-    else
-      n = snprintf(buf + used, len - used, "%s%s=%.3g", i ? ", " : "",
-                   f->evidence[i].name, v);
-    if (n < 0)
+    int n =
+        snprintf(item, sizeof(item),
+                 v == floor(v) && fabs(v) < 1e15 ? "%s%s=%.0f" : "%s%s=%.3g",
+                 i ? ", " : "", f->evidence[i].name, v);
+    /* Room for the item, and for ", ..." after it unless it is the last. */
+    size_t need = (size_t)(n > 0 ? n : 0) +
+                  (i + 1 < f->n_evidence ? sizeof(more) - 1 : 0) + 1;
+    if (n < 0 || (size_t)n >= sizeof(item) || used + need > len) {
+      const char *tail = used ? more : more + 2; /* "..." alone first. */
+      if (used + strlen(tail) + 1 <= len)
+        memcpy(buf + used, tail, strlen(tail) + 1);
       break;
+    }
+    memcpy(buf + used, item, (size_t)n + 1);
     used += (size_t)n;
   }
   return buf;

@@ -112,7 +112,8 @@ double nl_finding_get(const nl_finding *f, const char *name, double def);
 void nl_finding_set(nl_finding *f, const char *name, double value);
 
 /* Writes "name=value, name=value" for the evidence into buf (always
- * NUL-terminated). Returns buf. */
+ * NUL-terminated), whole items only: when they do not all fit, the last
+ * that fits is followed by ", ..." (or buf is left empty). Returns buf. */
 char *nl_finding_format_evidence(const nl_finding *f, char *buf, size_t len);
 
 /* Takes f's fix command back when it would not do what it says: when the

@@ -797,17 +797,19 @@ static void publish_result(nl_instance *inst, int rc, const char *err) {
 static void send_transition(const read_ctx *rc, const char *stream,
                             const char *consumer, const nl_finding *f,
                             bool active, const char *reason) {
-  char pi[DATA_MAX_NAME_LEN], evidence[NL_TEXT_MAX], msg[NOTIF_MAX_MSG_LEN];
+  char pi[DATA_MAX_NAME_LEN], msg[NOTIF_MAX_MSG_LEN];
   stream_plugin_instance(rc->inst, stream, pi, sizeof(pi));
-  nl_finding_format_evidence(f, evidence, sizeof(evidence));
-  if (active)
-    /* The fix command comes before the evidence so that collectd's
-     * 256-byte message limit cuts evidence, not the command; all of it is
-     * in the meta fields too. */
-    snprintf(msg, sizeof(msg), "%s %s%s%s%s: fix: %s; %s",
-             nl_class_name(f->cls), consumer[0] ? "" : "stream ", stream,
-             consumer[0] ? "/" : "", consumer, f->fix_command, evidence);
-  else
+  if (active) {
+    /* The essentials first: the class, where, and the fix command; then as
+     * many whole evidence items as collectd's 256-byte message limit
+     * leaves room for (", ..." when some are left out; all of them are in
+     * the meta fields). */
+    int n = snprintf(msg, sizeof(msg), "%s %s%s%s%s: fix: %s; ",
+                     nl_class_name(f->cls), consumer[0] ? "" : "stream ",
+                     stream, consumer[0] ? "/" : "", consumer, f->fix_command);
+    if (n > 0 && (size_t)n < sizeof(msg))
+      nl_finding_format_evidence(f, msg + n, sizeof(msg) - (size_t)n);
+  } else
     snprintf(msg, sizeof(msg), "%s %s%s%s%s cleared%s%s", nl_class_name(f->cls),
              consumer[0] ? "" : "stream ", stream, consumer[0] ? "/" : "",
              consumer, reason ? ": " : "", reason ? reason : "");

@@ -84,6 +84,7 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_stream_churn_is_forgotten)                                            \
   X(test_series_merges_polls_into_steps)                                       \
   X(test_series_keeps_the_latest_hour)                                         \
+  X(test_evidence_text_keeps_whole_items)                                      \
   X(test_missing_stream_is_unobservable)                                       \
   X(test_one_unobservable_poll_is_not_a_finding)                               \
   X(test_short_stream_list_keeps_unlisted)                                     \

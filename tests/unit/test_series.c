@@ -1,4 +1,6 @@
-/* test_series.c: the longer history kept for charts (core/nl_series). */
+/* test_series.c: the longer history kept for charts (core/nl_series), and
+ * the evidence text of notifications. */
+#include "core/nl_finding.h"
 #include "core/nl_series.h"
 #include "nl_test.h"
 
@@ -56,4 +58,24 @@ void test_series_keeps_the_latest_hour(void) {
   json_object_object_get_ex(o, "step_s", &v);
   CHECK_EQ_U(json_object_get_int(v), 30);
   json_object_put(o);
+}
+
+/* Evidence text cut to a message limit keeps whole items only and says
+ * that some are left out; when all fit, none is marked. */
+void test_evidence_text_keeps_whole_items(void) {
+  nl_finding f;
+  nl_finding_start(&f, NL_NAK_STORM);
+  nl_finding_add(&f, "naks_per_s_in_window", 1);
+  nl_finding_add(&f, "naks_in_window", 5);
+  nl_finding_add(&f, "window_s", 5);
+  char buf[64];
+  nl_finding_format_evidence(&f, buf, sizeof(buf));
+  CHECK(strcmp(buf, "naks_per_s_in_window=1, naks_in_window=5, window_s=5") ==
+        0);
+  char small[48];
+  nl_finding_format_evidence(&f, small, sizeof(small));
+  CHECK(strcmp(small, "naks_per_s_in_window=1, naks_in_window=5, ...") == 0);
+  char tiny[8];
+  nl_finding_format_evidence(&f, tiny, sizeof(tiny));
+  CHECK(strcmp(tiny, "...") == 0);
 }
