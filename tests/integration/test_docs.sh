@@ -151,4 +151,21 @@ else
   expect_none metrics/documented "$missing" \
     "every type and type instance in $METRICS_DOC" "not in $METRICS_DOC"
 fi
+# Every class gauge has its Prometheus alert, its Graphite roll-up by max,
+# and its place in the InfluxDB query of docs/outputs.md (they were written
+# for the first five classes and missed the others).
+noalert=
+for t in $suffixes; do
+  grep -q "collectd_nats_lens_${t} == 1" examples/prometheus-alerts.yml ||
+    noalert="$noalert $t"
+  for f in examples/backends/carbon-storage-aggregation.conf docs/outputs.md; do
+    grep -E '^pattern = .*nats_lens_\(' "$f" | grep -q "[(|]${t#nats_lens_}[|)]" ||
+      noalert="$noalert $t($f)"
+  done
+  grep -E 'type" =~ /\^nats_lens_\(' docs/outputs.md | grep -q "[(|]${t#nats_lens_}[|)]" ||
+    noalert="$noalert $t(influxdb query)"
+done
+expect_none metrics/every-class-in-backends "$noalert" \
+  "$(echo "$suffixes" | grep -c .) classes: alert, roll-up and query each" \
+  "left out"
 nl_end
