@@ -46,6 +46,17 @@ TEST_ENV := NL_BUILD=$(BUILD) NL_PLUGIN=$(abspath $(PLUGIN)) \
 	NL_SANITIZE=thread NL_TSAN_LIB=$(shell $(CC) -print-file-name=libtsan.so)
 endif
 
+# HARDEN=1 builds with Debian's hardening flags (dpkg-buildflags with
+# hardening=+all: stack protector, _FORTIFY_SOURCE, -z relro -z now) into
+# build/deb; make deb packages that build.
+ifeq ($(HARDEN),1)
+DEB_FLAGS := DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get
+CFLAGS := $(shell $(DEB_FLAGS) CFLAGS) $(shell $(DEB_FLAGS) CPPFLAGS)
+LDSAN := $(shell $(DEB_FLAGS) LDFLAGS)
+BUILD := build/deb
+PLUGIN := build/deb/nats_lens.so
+endif
+
 # The plugin's layers, one folder each under plugin/, each depending only on
 # the ones below it (docs/architecture.md; `make check-layers` enforces it):
 #   plugin/core/   JSON to snapshots, history, detectors, findings, views:
@@ -87,6 +98,9 @@ CHECK := cli/nats-lens-check
 ifeq ($(SANITIZE),1)
 CHECK := $(BUILD)/nats-lens-check
 TEST_ENV += NL_CHECK=$(abspath $(CHECK))
+endif
+ifeq ($(HARDEN),1)
+CHECK := $(BUILD)/nats-lens-check
 endif
 
 all: $(PLUGIN) $(CHECK) $(INJECT)
@@ -198,11 +212,13 @@ fuzz: $(FUZZ_BINS)
 # by packaging/build-deb.sh with dpkg-deb (dpkg-dev; no network, no root).
 # It holds the plain (not sanitized) plugin and check command.
 .PHONY: deb
-deb: $(PLUGIN) $(CHECK)
-ifeq ($(SANITIZE),1)
-	$(error make deb packages the plain build: run it without SANITIZE=1)
+deb:
+ifneq ($(SANITIZE),)
+	$(error make deb packages the hardened build: run it without SANITIZE)
 endif
-	packaging/build-deb.sh
+	$(MAKE) HARDEN=1 build/deb/nats_lens.so build/deb/nats-lens-check
+	NL_DEB_PLUGIN=build/deb/nats_lens.so NL_DEB_CLI=build/deb/nats-lens-check \
+		packaging/build-deb.sh
 
 # The evaluation harness (tests/eval/eval.sh): each delivery-violation class
 # injected by consumers in C, Go, JavaScript and Python, detection and

@@ -24,8 +24,9 @@ umask 022
 cd "$(dirname "$0")/.."
 
 OUT=${1:-packaging/build}
-PLUGIN=plugin/nats_lens.so
-CLI=cli/nats-lens-check
+# The hardened build make deb made (build/deb), or the plain one.
+PLUGIN=${NL_DEB_PLUGIN:-plugin/nats_lens.so}
+CLI=${NL_DEB_CLI:-cli/nats-lens-check}
 PKG=nats-lens
 
 die() {
