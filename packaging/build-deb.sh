@@ -77,8 +77,15 @@ manual page of $CLI"
   install -d -m 755 "$PKGROOT/usr/share/man/man1"
   help2man --no-info --no-discard-stderr --section 1 \
     --name "audit NATS JetStream consumers for at-least-once delivery mistakes" \
-    --source "nats-lens $VERSION" "$CLI" >"$WORK/nats-lens-check.1" ||
+    --source "nats-lens $VERSION" "$CLI" >"$WORK/help2man.1" ||
     die "help2man could not run $CLI --help"
+  # help2man makes each example an indented paragraph, which man fills:
+  # the comment and its command run together. Keep each example's lines
+  # as they are (.nf ... .fi).
+  awk '/^\.SH / { if (nf) print ".fi"; nf = 0; ex = ($2 == "EXAMPLES") }
+       ex && /^\.IP$/ { if (nf) print ".fi"; print ".PP"; print ".nf"; nf = 1; next }
+       { print }
+       END { if (nf) print ".fi" }' "$WORK/help2man.1" >"$WORK/nats-lens-check.1"
   gzip -9n <"$WORK/nats-lens-check.1" \
     >"$PKGROOT/usr/share/man/man1/nats-lens-check.1.gz"
   chmod 644 "$PKGROOT/usr/share/man/man1/nats-lens-check.1.gz"

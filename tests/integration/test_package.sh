@@ -145,6 +145,25 @@ X=$NL_TMP/deb
 dpkg-deb -x "$DEB" "$X"
 dpkg-deb -e "$DEB" "$X/DEBIAN"
 DEPENDS=$(dpkg-deb -f "$DEB" Depends)
+# The manual page keeps each example's comment and command on lines of
+# their own (man fills help2man's paragraphs otherwise).
+examples=$(MANWIDTH=100 man -l "$X/usr/share/man/man1/nats-lens-check.1.gz" \
+  2>/dev/null | sed -n '/^EXAMPLES/,$p')
+if echo "$examples" | grep -qx " *# Fail the pipeline on warnings too, for the ORDERS streams only" &&
+  echo "$examples" | grep -qx " *nats-lens-check --stream 'ORDERS\*' --fail-on warning"; then
+  nl_pass deb/man-examples "each example on its own lines"
+else
+  nl_fail deb/man-examples "$(echo "$examples" | head -n 6 | tr '\n' '|')"
+fi
+# The packaged binaries carry Debian's hardening: bind now, a stack
+# protector and fortified functions.
+hard=$(readelf -d "$X/usr/lib/collectd/nats_lens.so" | grep -c 'BIND_NOW\|FLAGS.*NOW')
+fort=$(readelf -Ws "$X/usr/lib/collectd/nats_lens.so" | grep -c '__[a-z]*_chk@')
+if [ "$hard" -ge 1 ] && [ "$fort" -ge 1 ]; then
+  nl_pass deb/hardened "bind now, $fort fortified calls"
+else
+  nl_fail deb/hardened "bind now ${hard}, fortified calls ${fort}"
+fi
 # The drop-in may hold a password: root's alone.
 conf_mode=$(dpkg-deb -c "$DEB" | awk '$NF ~ /conf.d\/nats_lens.conf$/ { print $1, $2 }')
 if [ "$conf_mode" = "-rw-r----- root/root" ]; then
