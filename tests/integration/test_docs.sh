@@ -168,4 +168,29 @@ done
 expect_none metrics/every-class-in-backends "$noalert" \
   "$(echo "$suffixes" | grep -c .) classes: alert, roll-up and query each" \
   "left out"
+# Every file path the docs name in backticks, and every relative link,
+# exists in the checkout (the docs are self-contained).
+nopath=
+npaths=0
+for f in README.md docs/*.md examples/README.md packaging/LINTIAN.md; do
+  for p in $(grep -oE '`(plugin|tests|examples|docs|results|packaging|types\.db\.d|cli|\.ci)/[A-Za-z0-9_./-]*`' "$f" |
+    tr -d '`' | sort -u); do
+    p=${p%/}
+    p=${p%.}
+    npaths=$((npaths + 1))
+    [ -e "$p" ] || nopath="$nopath $f:$p"
+  done
+  for l in $(grep -oE '\]\((\.\./)?[A-Za-z0-9_./-]+(#[a-z0-9-]*)?\)' "$f" |
+    sed 's|^\](||; s|)$||; s|#.*||'); do
+    npaths=$((npaths + 1))
+    [ -e "$(dirname "$f")/$l" ] || nopath="$nopath $f->$l"
+  done
+done
+expect_none paths-exist "$nopath" "$npaths paths and links" "missing"
+# The REST endpoints the docs name are the ones the server routes.
+noroute=
+for e in $(grep -ohE '`/(api/[a-z]+|healthz)' README.md docs/*.md | tr -d '`' | sort -u); do
+  grep -qE "\"$e/?\"" plugin/http/nl_route.c || noroute="$noroute $e"
+done
+expect_none endpoints-routed "$noroute" "every endpoint the docs name is routed" "not routed"
 nl_end
