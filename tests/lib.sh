@@ -37,6 +37,44 @@ nl_sanitizer_check() {
   done
 }
 
+# nl_port VAR DEFAULT: the first of 10 free TCP ports on 127.0.0.1 for a
+# test: the value of the variable named VAR when it is set (an override),
+# else DEFAULT when DEFAULT..DEFAULT+9 are all free, else a free run of 10
+# from a random place in 20000-59999, so that a run never fails because a
+# neighbour (another run, another user) holds the default ports.
+nl_port() {
+  local var=$1 def=$2
+  if [ -n "${!var:-}" ]; then
+    echo "${!var}"
+    return
+  fi
+  python3 - "$def" <<'PY'
+import random, socket, sys
+
+def free(base):
+    held = []
+    try:
+        for port in range(base, base + 10):
+            s = socket.socket()
+            held.append(s)
+            s.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        for s in held:
+            s.close()
+
+base = int(sys.argv[1])
+if not free(base):
+    for _ in range(500):
+        base = random.randrange(20000, 60000, 10)
+        if free(base):
+            break
+print(base)
+PY
+}
+
 nl_begin() {
   NL_TEST=$1
   NL_TMP=$(mktemp -d "/tmp/nats-lens-$NL_TEST.XXXXXX")

@@ -11,7 +11,7 @@ set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin dashboard_bench
 OUT_MD=$1
-PORT=${NL_PORT_DASH_BENCH:-14280}
+PORT=$(nl_port NL_PORT_DASH_BENCH 14280)
 HTTP=$((PORT + 1))
 REQUESTS=${NL_DASH_REQUESTS:-9}
 LOADS=${NL_DASH_LOADS:-5}

@@ -17,7 +17,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin advisory_burst
-PORT=${NL_PORT_ADVISORY_BURST:-14775}
+PORT=$(nl_port NL_PORT_ADVISORY_BURST 14775)
 BURST=20
 nl_start_nats "$PORT" || exit 1
 inj() { nl_inject "$PORT" "$@" >/dev/null; }

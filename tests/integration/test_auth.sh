@@ -18,7 +18,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin auth
-BASE=${NL_PORT_AUTH:-14630}
+BASE=$(nl_port NL_PORT_AUTH 14630)
 P_UP=$BASE
 P_TOKEN=$((BASE + 1))
 P_NKEY=$((BASE + 2))

@@ -13,7 +13,7 @@ nl_begin check
 CHECK=${NL_CHECK:-$NL_ROOT/cli/nats-lens-check}
 VALIDATE="$NL_ROOT/tests/integration/check_json.py"
 # NL_PORT_CHECK moves all five ports (BASE, +1, +2, +3, +9).
-BASE=${NL_PORT_CHECK:-14330}
+BASE=$(nl_port NL_PORT_CHECK 14330)
 PORT=$BASE
 AUTH_PORT=$((BASE + 1))
 NOJS_PORT=$((BASE + 2))

@@ -12,7 +12,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin classes
-PORT=${NL_PORT_CLASSES:-14231}
+PORT=$(nl_port NL_PORT_CLASSES 14231)
 INTERVAL=1
 nl_start_nats "$PORT" || exit 1
 inj() { nl_inject "$PORT" "$@"; }

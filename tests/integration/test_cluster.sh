@@ -18,7 +18,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin cluster
-BASE=${NL_PORT_CLUSTER:-14620}
+BASE=$(nl_port NL_PORT_CLUSTER 14620)
 # Nodes n1..n3: client ports 14620..14622, routes 14623..14625, monitoring
 # 14626..14628 (tests/lib.sh, nl_cluster_start).
 client() { nl_cluster_client "$1"; }

@@ -10,8 +10,8 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin daemon
-PORT=${NL_PORT_DAEMON:-14797}
-HTTP=${NL_PORT_DAEMON_HTTP:-19497}
+PORT=$(nl_port NL_PORT_DAEMON 14797)
+HTTP=$(nl_port NL_PORT_DAEMON_HTTP 19497)
 nl_start_nats "$PORT" || exit 1
 inj() { nl_inject "$PORT" "$@"; }
 # MAX_PENDING_THROTTLE: a worker that never acks holds the 5 allowed.

@@ -20,7 +20,7 @@ OUT="$NL_TMP/results"
   cd "$NL_ROOT" &&
     ROUNDS=${NL_EVAL_SHORT_ROUNDS:-2} INTERVAL=1 LANGS="c py" \
       EXT=1 EXT_ROUNDS=1 EXT_LANGS=c TOPOLOGY=single SOAK=180 OUT="$OUT" \
-      NL_EVAL_PORT=${NL_PORT_EVAL_SHORT:-14850} timeout 600 tests/eval/eval.sh
+      NL_EVAL_PORT=$(nl_port NL_PORT_EVAL_SHORT 14850) timeout 600 tests/eval/eval.sh
 ) >"$NL_TMP/eval.out" 2>&1
 rc=$?
 tail -n 3 "$NL_TMP/eval.out" | sed 's/^/# /'

@@ -15,7 +15,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin events
-PORT=${NL_PORT_EVENTS:-14400}
+PORT=$(nl_port NL_PORT_EVENTS 14400)
 nl_start_nats "$PORT" || exit 1
 NL_SCENARIO_OUT=$NL_TMP
 . "$NL_ROOT/tests/scenarios.sh"

@@ -14,7 +14,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin examples
-PORT=${NL_PORT_EXAMPLES:-14740}
+PORT=$(nl_port NL_PORT_EXAMPLES 14740)
 EX=$NL_ROOT/examples
 
 # plugin_blocks FILE: the lines inside <Plugin nats_lens> ... </Plugin>.

@@ -10,7 +10,7 @@ set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/backend_scenario.sh"
 nl_begin exec_handler
-NATS_PORT=${NL_PORT_EXEC_NATS:-14530}
+NATS_PORT=$(nl_port NL_PORT_EXEC_NATS 14530)
 EX="$NL_ROOT/examples"
 HANDLER_SRC="$EX/notify-handler.sh"
 

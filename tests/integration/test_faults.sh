@@ -28,7 +28,7 @@ nl_begin faults
 # if it ever did not, so the log rate limit (c_complain) is measured over
 # many polls either way.
 NL_MAX_READ_INTERVAL=1
-P_JS=${NL_PORT_FAULTS:-14610}
+P_JS=$(nl_port NL_PORT_FAULTS 14610)
 P_NOJS=$((P_JS + 1))
 P_ACCT=$((P_JS + 2))
 P_APIERR=$((P_JS + 3))

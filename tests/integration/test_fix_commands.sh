@@ -24,7 +24,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin fix_commands
-PORT=${NL_PORT_FIX_COMMANDS:-14770}
+PORT=$(nl_port NL_PORT_FIX_COMMANDS 14770)
 nl_start_nats "$PORT" || exit 1
 inj() { nl_inject "$PORT" "$@" >/dev/null; }
 bg() {

@@ -10,10 +10,10 @@ set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/backend_scenario.sh"
 nl_begin graphite
-NATS_PORT=${NL_PORT_GRAPHITE_NATS:-14500}
-LINE_PORT=${NL_PORT_GRAPHITE_LINE:-14501}
-PICKLE_PORT=${NL_PORT_GRAPHITE_PICKLE:-14502}
-QUERY_PORT=${NL_PORT_GRAPHITE_QUERY:-14503}
+NATS_PORT=$(nl_port NL_PORT_GRAPHITE_NATS 14500)
+LINE_PORT=$(nl_port NL_PORT_GRAPHITE_LINE 14501)
+PICKLE_PORT=$(nl_port NL_PORT_GRAPHITE_PICKLE 14502)
+QUERY_PORT=$(nl_port NL_PORT_GRAPHITE_QUERY 14503)
 EX="$NL_ROOT/examples/backends"
 
 # carbon-cache in the foreground with a private configuration: storage in

@@ -20,8 +20,8 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin http
-PORT=${NL_PORT_HTTP_NATS:-14410}
-HTTP=${NL_PORT_HTTP:-19400}
+PORT=$(nl_port NL_PORT_HTTP_NATS 14410)
+HTTP=$(nl_port NL_PORT_HTTP 19400)
 TIMEOUT=4 # seconds a poll waits for a reply (a hung poll lasts this long)
 BASE="http://127.0.0.1:$HTTP"
 nl_start_nats "$PORT" || exit 1

@@ -26,7 +26,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin new_classes
-PORT=${NL_PORT_NEW_CLASSES:-14911}
+PORT=$(nl_port NL_PORT_NEW_CLASSES 14911)
 INTERVAL=3
 LATENCY_MAX_MS=1000
 nl_start_nats "$PORT" || exit 1

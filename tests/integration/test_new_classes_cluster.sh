@@ -18,7 +18,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin new_classes_cluster
-BASE=${NL_PORT_NEW_CLASSES_CLUSTER:-15020} # 15020..15028
+BASE=$(nl_port NL_PORT_NEW_CLASSES_CLUSTER 15020) # 15020..15028
 # STREAM.LIST waits 4 s for a stream whose leader is gone: the timeout and
 # the interval (the poll's time budget) must leave room for it.
 INTERVAL=6

@@ -8,7 +8,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin outage_recovery
-PORT=${NL_PORT_OUTAGE:-14790}
+PORT=$(nl_port NL_PORT_OUTAGE 14790)
 OUTAGE=20
 NL_MAX_READ_INTERVAL=86400 # collectd's own default.
 args=(-a 127.0.0.1 -p "$PORT" -js -sd "$NL_TMP/js")

@@ -16,7 +16,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin package
-PORT=${NL_PORT_PACKAGE:-14710}
+PORT=$(nl_port NL_PORT_PACKAGE 14710)
 PKG=nats-lens
 ETC=/etc/collectd
 CONF=$ETC/collectd.conf

@@ -23,7 +23,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin privilege
-PORT=${NL_PORT_PRIVILEGE:-14640}
+PORT=$(nl_port NL_PORT_PRIVILEGE 14640)
 MON_PW="mon-pw-$RANDOM"
 cat >"$NL_TMP/priv.conf" <<EOF
 listen: 127.0.0.1:$PORT

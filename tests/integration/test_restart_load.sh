@@ -22,7 +22,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin restart_load
-PORT=${NL_PORT_RESTART_LOAD:-14780}
+PORT=$(nl_port NL_PORT_RESTART_LOAD 14780)
 ACK_WAIT=5
 js_args=(-a 127.0.0.1 -p "$PORT" -js -sd "$NL_TMP/js")
 nl_start_server js "$PORT" "${js_args[@]}" || exit 1

@@ -8,7 +8,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin shutdown
-PORT=${NL_PORT_SHUTDOWN:-14795}
+PORT=$(nl_port NL_PORT_SHUTDOWN 14795)
 TIMEOUT=30
 nl_start_server plain "$PORT" -a 127.0.0.1 -p "$PORT" || exit 1
 nl_inject "$PORT" respond '$JS.API.*.INFO.>' --reply '{}' --delay-ms 60000 \

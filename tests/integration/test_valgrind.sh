@@ -10,7 +10,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin valgrind
-PORT=${NL_PORT_VALGRIND:-14650}
+PORT=$(nl_port NL_PORT_VALGRIND 14650)
 SHORT=${NL_VG_POLLS_SHORT:-8}
 LONG=${NL_VG_POLLS_LONG:-24}
 if ! command -v valgrind >/dev/null; then

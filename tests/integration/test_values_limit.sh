@@ -11,7 +11,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin values_limit
-PORT=${NL_PORT_VALUES_LIMIT:-14760}
+PORT=$(nl_port NL_PORT_VALUES_LIMIT 14760)
 nl_start_nats "$PORT" || exit 1
 inj() { nl_inject "$PORT" "$@" >/dev/null; }
 inj stream-create VL --subjects 'vl.>' &&
