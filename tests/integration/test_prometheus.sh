@@ -23,6 +23,44 @@ else
   nl_fail alert-rules/promtool-check "$out"
 fi
 
+# Every class gauge has a rule that fires on it (promtool test rules: a
+# series at 1 for each class, the alert expected with its class and
+# severity labels), and none fires on 0. The rules are tested without
+# their annotations (texts promtool would otherwise compare too).
+awk '/^ *annotations:/ { skip = 1; next } /^ *- alert:/ { skip = 0 } !skip' \
+  "$EX/prometheus-alerts.yml" >"$NL_TMP/rules-bare.yml"
+python3 - "$NL_ROOT/plugin/core/nl_finding.c" "$NL_TMP/rules-bare.yml" \
+  >"$NL_TMP/rules-test.yml" <<'PY'
+import re, sys
+src = open(sys.argv[1]).read()
+classes = re.findall(r'\[NL_[A-Z_]+\]\s*=\s*\{"([A-Z_]+)",\s*"([a-z_]+)"', src)
+rules = open(sys.argv[2]).read()
+print("rule_files: [%s]" % sys.argv[2])
+print("evaluation_interval: 1m")
+print("tests:")
+for name, suffix in classes:
+    alert = re.search(r"- alert: (\S+)\n\s+expr: collectd_nats_lens_nats_lens_%s == 1" % suffix, rules)
+    series = 'collectd_nats_lens_nats_lens_%s{nats_lens="it-S",type="c",instance="h"}' % suffix
+    print("  - interval: 1m")
+    print("    input_series:")
+    print("      - series: '%s'" % series)
+    print("        values: '0 1 1'")
+    print("    alert_rule_test:")
+    print("      - eval_time: 0m")
+    print("        alertname: %s" % (alert.group(1) if alert else "NatsLensNoRuleFor" + suffix))
+    print("        exp_alerts: []")
+    print("      - eval_time: 2m")
+    print("        alertname: %s" % (alert.group(1) if alert else "NatsLensNoRuleFor" + suffix))
+    print("        exp_alerts:")
+    print("          - exp_labels: {class: %s, nats_lens: it-S, type: c, instance: h, severity: %s}" % (
+        name, "critical" if re.search(r"\[NL_%s\][^}]*CRITICAL" % name, src) else "warning"))
+PY
+if out=$(promtool test rules "$NL_TMP/rules-test.yml" 2>&1); then
+  nl_pass alert-rules/every-class-fires "$(grep -c 'alertname' "$NL_TMP/rules-test.yml") checks, $(grep -c '^  - interval' "$NL_TMP/rules-test.yml") classes"
+else
+  nl_fail alert-rules/every-class-fires "$(echo "$out" | tail -n 12 | tr '\n' ' ')"
+fi
+
 # Prometheus: scrapes collectd every second and evaluates the example
 # rules every second; storage in the test's directory.
 mkdir -p "$NL_TMP/prom"
