@@ -6,7 +6,8 @@
 # fix each finding names (through the API, as `nats` would) clears it; the
 # live detectors with --watch on real consumers; R1 on a 3-node cluster;
 # and the error exits (unreachable, authentication, no JetStream, bad
-# options). Ports 14330-14359, 127.0.0.1 only.
+# options). Ports 14330-14349 by default (free ones otherwise), 127.0.0.1
+# only.
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin check
@@ -311,19 +312,22 @@ run_check nowatch --server "$URL" --format json --stream 'W_*'
 validate nowatch 'warning MAX_ACK_PENDING_TINY W_THROTTLE/stuck config'
 
 # --- R1 on a cluster -------------------------------------------------------
-ROUTES=nats://127.0.0.1:14351,nats://127.0.0.1:14352,nats://127.0.0.1:14353
+# Client ports CB+1..CB+3, routes CB+5..CB+7 (a run of free ports).
+CB=$(nl_port NL_PORT_CHECK_CLUSTER 14340)
+C1=$((CB + 1))
+ROUTES=nats://127.0.0.1:$((CB + 5)),nats://127.0.0.1:$((CB + 6)),nats://127.0.0.1:$((CB + 7))
 for i in 1 2 3; do
-  nl_start_nats "1434$i" --server_name "n$i" --cluster_name NLCHECK \
-    --cluster "nats://127.0.0.1:1435$i" --routes "$ROUTES" || exit 1
+  nl_start_nats "$((CB + i))" --server_name "n$i" --cluster_name NLCHECK \
+    --cluster "nats://127.0.0.1:$((CB + 4 + i))" --routes "$ROUTES" || exit 1
 done
-CURL=nats://127.0.0.1:14341,nats://127.0.0.1:14342
+CURL=nats://127.0.0.1:$C1,nats://127.0.0.1:$((CB + 2))
 for ((i = 0; i < 40; i++)); do # Until the cluster has a meta leader.
-  nl_inject 14341 stream-create C_R3 --subjects 'cr3.>' --replicas 3 \
+  nl_inject "$C1" stream-create C_R3 --subjects 'cr3.>' --replicas 3 \
     >/dev/null 2>&1 && break
   sleep 0.5
 done
-nl_inject 14341 stream-create C_R1 --subjects 'cr1.>' >/dev/null
-nl_inject 14341 consumer-create C_R3 c --max-deliver 5 >/dev/null
+nl_inject "$C1" stream-create C_R1 --subjects 'cr1.>' >/dev/null
+nl_inject "$C1" consumer-create C_R3 c --max-deliver 5 >/dev/null
 LAST=cluster
 run_check cluster --server "$CURL" --format json
 expect_rc cluster/exit 0
@@ -331,7 +335,7 @@ validate cluster 'warning R1_ON_CLUSTER C_R1/- config'
 run_check single --server "$URL" --format json --stream GOOD \
   "${GOOD_EXPECT[@]}"
 validate single ''
-nl_inject 14341 stream-create C_R1 --subjects 'cr1.>' --replicas 3 >/dev/null
+nl_inject "$C1" stream-create C_R1 --subjects 'cr1.>' --replicas 3 >/dev/null
 sleep 1
 run_check cluster-fixed --server "$CURL" --format json
 validate cluster-fixed ''
