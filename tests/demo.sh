@@ -29,7 +29,7 @@ make -s all tests/tools/nl-inject || exit 1
 . tests/scenarios.sh
 nl_begin demo
 NL_SCENARIO_OUT=$NL_TMP
-PORT=${NL_DEMO_PORT:-14290}
+PORT=$(nl_port NL_DEMO_PORT 14290)
 nl_start_nats "$PORT" || exit 1
 nl_scenario_setup "$PORT" >/dev/null || exit 1
 echo "demo: nats-server on 127.0.0.1:$PORT with streams AW GAP MP NAK LONG OK"
