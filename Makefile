@@ -213,7 +213,7 @@ fuzz: $(FUZZ_BINS)
 # It holds the plain (not sanitized) plugin and check command.
 .PHONY: deb
 deb:
-ifneq ($(SANITIZE),)
+ifneq ($(filter 1 thread,$(SANITIZE)),)
 	$(error make deb packages the hardened build: run it without SANITIZE)
 endif
 	$(MAKE) HARDEN=1 build/deb/nats_lens.so build/deb/nats-lens-check

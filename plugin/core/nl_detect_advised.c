@@ -137,14 +137,16 @@ bool nl_advised_exhausted(const nl_consumer_state *st,
   unsigned k = newest_exhausted(x, seqs);
   nl_finding_start(f, NL_MAX_DELIVER_EXHAUSTED);
   uint64_t n = x->n_exhausted > lower ? x->n_exhausted : lower;
+  /* The essentials first (a notification's message keeps only the
+   * evidence that fits): how many, the limit, and which messages. */
   nl_finding_add(f, "exhausted", (double)n);
-  nl_finding_add(f, "exhausted_advisories", (double)x->n_exhausted);
-  nl_finding_add(f, "lower_bound_polled", (double)lower);
   nl_finding_add(f, "max_deliver", (double)x->max_deliver);
   static const char *const seq_names[3] = {"exhausted_seq_1", "exhausted_seq_2",
                                            "exhausted_seq_3"};
   for (unsigned i = 0; i < k; i++)
     nl_finding_add(f, seq_names[i], (double)seqs[i]);
+  nl_finding_add(f, "exhausted_advisories", (double)x->n_exhausted);
+  nl_finding_add(f, "lower_bound_polled", (double)lower);
   nl_finding_add(f, "dead_letter_streams", 0);
   char list[128] = "";
   size_t used = 0;
