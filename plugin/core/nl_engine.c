@@ -73,6 +73,12 @@ static uint64_t grown(uint64_t now, uint64_t then) {
   return now > then ? now - then : 0;
 }
 
+/* A stream-level finding's cost base: the stream's lost messages (this
+ * poll's loss is already in it; a stream counts no redeliveries). */
+static cost_base stream_cost(const stream_total *t) {
+  return (cost_base){t->lost_total, 0, t->lost_total, 0};
+}
+
 /* Reports that held (of stream/consumer) cleared for reason, keeping it
  * among the latest resolved findings. */
 static void report_clear(nl_engine *e, const char *stream, const char *consumer,
@@ -408,9 +414,7 @@ static void stream_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
     if (nl_class_is_stream(cls))
       update_held(e, t->active, t->name, NL_STREAM_FINDING_CONSUMER, cls, cls,
-                  active, found, key,
-                  (cost_base){t->lost_total, 0, t->lost_total, 0}, now_ns, sink,
-                  ud);
+                  active, found, key, stream_cost(t), now_ns, sink, ud);
   int64_t empty_since = 0;
   if (s->consumer_count == 0)
     empty_since = t->prev.have_prev && t->prev.empty_since_ns > 0
@@ -441,9 +445,8 @@ static void missing_stream(nl_engine *e, const nl_snapshot_set *set, size_t i,
   const nl_finding *held = t->active[NL_CONSUMER_UNOBSERVABLE];
   update_held(e, t->active, t->name, NL_STREAM_FINDING_CONSUMER,
               NL_CONSUMER_UNOBSERVABLE, NL_CONSUMER_UNOBSERVABLE, active, found,
-              held && held->config_key ? held->config_key : 1,
-              (cost_base){t->lost_total, 0, t->lost_total, 0}, now_ns, sink,
-              ud);
+              held && held->config_key ? held->config_key : 1, stream_cost(t),
+              now_ns, sink, ud);
   t->seen_generation = e->generation;
   t->last_seen_ns = now_ns;
 }

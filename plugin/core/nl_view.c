@@ -347,70 +347,66 @@ static bool part_matches(const nl_view_stream_part *p,
   return q->q == NULL || q->q[0] == '\0' || strcasestr(p->names, q->q);
 }
 
+/* The text of part as a query asks for it (problems_only: with only its
+ * consumers that have a finding), and its length in *len. */
+static const char *part_text(const nl_view_stream_part *p, bool problems_only,
+                             size_t *len) {
+  *len = problems_only ? p->problems_len : p->len;
+  return problems_only ? p->problems : p->text;
+}
+
 char *nl_view_streams_page(const nl_view_streams_doc *d,
                            const nl_view_streams_query *q, const char *instance,
                            int64_t now_ns, size_t *len) {
   static const nl_view_streams_query all = {0};
   if (q == NULL)
     q = &all;
-  size_t matched = 0, shown = 0, bytes = 0;
+  /* The parts the page shows, in order, and their size. */
+  const nl_view_stream_part **page = malloc((d->n ? d->n : 1) * sizeof(*page));
+  if (page == NULL)
+    return NULL;
+  size_t matched = 0, shown = 0, bytes = 0, tl;
   for (size_t i = 0; i < d->n; i++) {
     if (!part_matches(&d->parts[i], q))
       continue;
-    if (matched >= q->offset && (q->limit == 0 || shown < q->limit)) {
-      shown++;
-      bytes +=
-          (q->problems_only ? d->parts[i].problems_len : d->parts[i].len) + 1;
+    if (matched++ >= q->offset && (q->limit == 0 || shown < q->limit)) {
+      page[shown++] = &d->parts[i];
+      part_text(&d->parts[i], q->problems_only, &tl);
+      bytes += tl + 1;
     }
-    matched++;
   }
   struct json_object *doc = document(instance, now_ns);
-  if (doc == NULL)
-    return NULL;
-  nl_json_add_time(doc, "polled_at", d->polled_ns);
-  nl_json_add_number(doc, "unobservable", (double)d->unobservable);
-  nl_json_add_number(doc, "total", (double)d->n);
-  nl_json_add_number(doc, "matched", (double)matched);
-  nl_json_add_number(doc, "offset", (double)q->offset);
-  /* "streams" comes last: its array is spliced in after the header. */
-  json_object_object_add(doc, "streams", json_object_new_array());
+  if (doc != NULL) {
+    nl_json_add_time(doc, "polled_at", d->polled_ns);
+    nl_json_add_number(doc, "unobservable", (double)d->unobservable);
+    nl_json_add_number(doc, "total", (double)d->n);
+    nl_json_add_number(doc, "matched", (double)matched);
+    nl_json_add_number(doc, "offset", (double)q->offset);
+    /* "streams" comes last: its array is spliced in after the header. */
+    json_object_object_add(doc, "streams", json_object_new_array());
+  }
   size_t head_len = 0;
   char *head = nl_json_take_text(doc, &head_len);
   /* head ends with "[]}": keep up to and including '['. */
-  if (head == NULL || head_len < 3 || strcmp(head + head_len - 3, "[]}") != 0) {
-    free(head);
-    return NULL;
-  }
-  size_t keep = head_len - 2;
-  char *text = malloc(keep + bytes + 3);
-  if (text == NULL) {
-    free(head);
-    return NULL;
-  }
-  memcpy(text, head, keep);
-  free(head);
-  size_t at = keep;
-  matched = 0;
-  shown = 0;
-  for (size_t i = 0; i < d->n; i++) {
-    if (!part_matches(&d->parts[i], q))
-      continue;
-    if (matched >= q->offset && (q->limit == 0 || shown < q->limit)) {
-      if (shown++ > 0)
+  char *text = NULL;
+  if (head != NULL && head_len >= 3 && strcmp(head + head_len - 3, "[]}") == 0)
+    text = malloc(head_len - 2 + bytes + 3);
+  if (text != NULL) {
+    size_t at = head_len - 2;
+    memcpy(text, head, at);
+    for (size_t k = 0; k < shown; k++) {
+      if (k > 0)
         text[at++] = ',';
-      const char *t =
-          q->problems_only ? d->parts[i].problems : d->parts[i].text;
-      size_t tl = q->problems_only ? d->parts[i].problems_len : d->parts[i].len;
+      const char *t = part_text(page[k], q->problems_only, &tl);
       memcpy(text + at, t, tl);
       at += tl;
     }
-    matched++;
+    memcpy(text + at, "]}", 3);
+    if (len != NULL)
+      *len = at + 2;
   }
-  text[at++] = ']';
-  text[at++] = '}';
-  text[at] = '\0';
-  if (len != NULL)
-    *len = at;
+  free(head);
+  free(page);
   return text;
 }
 

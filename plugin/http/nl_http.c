@@ -344,8 +344,9 @@ static history_doc *history_find(nl_http *h, const char *stream,
   return NULL;
 }
 
-/* Keeps text (taken) as the document of stream/consumer: in its own entry,
- * a free one, or the one asked for longest ago; call with doc_lock held. */
+/* Keeps text (taken; NULL until history_refresh renders it) as the document
+ * of stream/consumer: in its own entry, a free one, or the one asked for
+ * longest ago; call with doc_lock held. */
 static void history_keep(nl_http *h, const char *stream, const char *consumer,
                          char *text, size_t len, int64_t now) {
   history_doc *d = history_find(h, stream, consumer);
@@ -390,7 +391,7 @@ static enum MHD_Result reply_history(nl_http *h, struct MHD_Connection *conn,
   int64_t now = now_ns();
   pthread_mutex_lock(&h->doc_lock);
   history_doc *d = history_find(h, stream, consumer);
-  if (d != NULL) {
+  if (d != NULL && d->text != NULL) {
     d->asked_ns = now;
     enum MHD_Result ret = reply(conn, MHD_HTTP_OK, JSON_TYPE, d->text, d->len);
     pthread_mutex_unlock(&h->doc_lock);
@@ -416,15 +417,38 @@ static enum MHD_Result reply_history(nl_http *h, struct MHD_Connection *conn,
   return ret;
 }
 
+/* Keeps the history of every consumer with an active finding (its longer
+ * history starts with the finding, watched or not): a new one gets an
+ * entry without text, which history_refresh renders. Call with doc_lock
+ * held and the registry stable. */
+static void history_keep_findings(nl_http *h, int64_t now) {
+  nl_active *list = NULL;
+  size_t n = 0;
+  if (nl_engine_active(h->engine, NULL, NULL, &list, &n) != 0)
+    return;
+  for (size_t i = 0; i < n; i++) {
+    if (list[i].consumer == NULL || list[i].consumer[0] == '\0')
+      continue;
+    history_doc *d = history_find(h, list[i].stream, list[i].consumer);
+    if (d != NULL)
+      d->asked_ns = now;
+    else
+      history_keep(h, list[i].stream, list[i].consumer, NULL, 0, now);
+  }
+  free(list);
+}
+
 /* Renders the kept history documents again from the registry (stable: the
- * caller holds the engine lock), after adding the latest poll to each one's
- * longer history, and drops those of consumers that are gone or not asked
- * for in NL_HTTP_HISTORY_KEEP_NS. Holds doc_lock throughout (a few
- * milliseconds at 64 documents): requests wait for that, never for a
- * poll. */
-static void history_refresh(nl_http *h, int64_t now) {
+ * caller holds the engine lock), after keeping those of consumers with a
+ * finding (after a poll) and adding the latest poll to each one's longer
+ * history, and drops those of consumers that are gone or not asked for in
+ * NL_HTTP_HISTORY_KEEP_NS. Holds doc_lock throughout (a few milliseconds
+ * at 64 documents): requests wait for that, never for a poll. */
+static void history_refresh(nl_http *h, int64_t now, bool polled) {
   nl_registry *reg = nl_engine_registry(h->engine);
   pthread_mutex_lock(&h->doc_lock);
+  if (polled)
+    history_keep_findings(h, now);
   for (size_t i = 0; i < h->n_history;) {
     history_doc *d = &h->history[i];
     const nl_consumer_state *st = nl_registry_find(reg, d->stream, d->consumer);
@@ -450,33 +474,6 @@ static void history_refresh(nl_http *h, int64_t now) {
     i++;
   }
   pthread_mutex_unlock(&h->doc_lock);
-}
-
-/* Keeps the history of every consumer with an active finding (its longer
- * history starts with the finding, watched or not); call with doc_lock
- * held and the registry stable. */
-static void history_keep_findings(nl_http *h, int64_t now) {
-  nl_active *list = NULL;
-  size_t n = 0;
-  if (nl_engine_active(h->engine, NULL, NULL, &list, &n) != 0)
-    return;
-  nl_registry *reg = nl_engine_registry(h->engine);
-  for (size_t i = 0; i < n; i++) {
-    if (list[i].consumer == NULL || list[i].consumer[0] == '\0')
-      continue;
-    history_doc *d = history_find(h, list[i].stream, list[i].consumer);
-    if (d != NULL) {
-      d->asked_ns = now;
-      continue;
-    }
-    bool found = false;
-    size_t len = 0;
-    char *text = nl_view_history(reg, list[i].stream, list[i].consumer,
-                                 h->instance, now, &found, &len);
-    if (text != NULL)
-      history_keep(h, list[i].stream, list[i].consumer, text, len, now);
-  }
-  free(list);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
@@ -671,11 +668,9 @@ void nl_http_update(nl_http *h, const nl_snapshot_set *set, int64_t poll_ns) {
     h->last_ok = true;
     h->last_error[0] = '\0';
   }
-  if (poll_ns != 0)
-    history_keep_findings(h, now);
   pthread_mutex_unlock(&h->doc_lock);
   nl_view_streams_doc_free(&old);
-  history_refresh(h, now);
+  history_refresh(h, now, poll_ns != 0);
 }
 
 void nl_http_poll_failed(nl_http *h, const char *why, int64_t poll_ns) {
