@@ -33,7 +33,7 @@
  *
  * Locks, in the order they may be taken (never the other way round):
  * 1. feed_lock (nl_advisory_thread.c): orders feeding between the advisory
- *    thread and the read's drain; held only while advisories are fed.
+ *    thread and the poll's drain; held only while advisories are fed.
  * 2. engine_lock: the engine (registry, findings, stream totals) and
  *    onsets. Held for an apply, an advisory batch, a created consumer's
  *    intake, and the counts; never across a network request.
@@ -125,7 +125,7 @@ typedef struct {
   /* ConsumerValuesLimit: above this many consumers in a poll, "all" sends
    * what "findings" sends (0: no limit); values_limited while it does. */
   unsigned consumer_values_limit;
-  atomic_bool values_limited; /* Written by the read, read by all. */
+  atomic_bool values_limited; /* Written by the poll, read by all. */
   /* HealthEvents, HealthSubjectPrefix, SummaryInterval and their state. */
   nl_health health;
   char *listen_host; /* Listen "host" "port"; NULL when not configured. */
@@ -139,7 +139,7 @@ typedef struct {
   nl_poller *poller;
   c_complain_t overrun_complaint;
   /* Advisories (option Advisories, default true): the advisory path, and
-   * the lock that serialises it with the read callback around the engine
+   * the lock that serialises it with the poll around the engine
    * (taken before nl_http_lock). */
   bool advisories;
   nl_advisory_thread *adv;
@@ -988,7 +988,7 @@ static void submit_failed_poll(const read_ctx *rc, bool connected) {
  * info, read-only, each request bounded by Timeout, without any lock held)
  * and hands it to the engine, so that its configuration classes are raised
  * at once rather than at the next poll. Only the advisory thread calls it
- * (refresh_pending): the read callback never waits on the network for
+ * (refresh_pending): the poll never waits on the network for
  * one. Consumers already held are left to the polls. */
 static void refresh_created(nl_instance *inst, const char *stream,
                             const char *consumer) {
@@ -1084,7 +1084,7 @@ static void refresh_pending(void *ud) {
 }
 
 /* Feeds advisories into the engine, on the advisory thread or from the
- * read callback's drain: under the engine lock, with the findings they
+ * poll's drain: under the engine lock, with the findings they
  * prove sent once the lock is released; created consumers are only
  * queued (note_created). */
 static void feed_advisories(void *ud, const nl_advisory *a, size_t n) {
@@ -1316,7 +1316,17 @@ static int nl_init(void) {
   return 0;
 }
 
+/* collectd's shutdown: the instances themselves are freed with their read
+ * callbacks (before this runs); only the list of them is left. */
+static int nl_shutdown(void) {
+  free(instances);
+  instances = NULL;
+  n_instances = 0;
+  return 0;
+}
+
 void module_register(void) {
   plugin_register_complex_config(PLUGIN_NAME, nl_config);
   plugin_register_init(PLUGIN_NAME, nl_init);
+  plugin_register_shutdown(PLUGIN_NAME, nl_shutdown);
 }
