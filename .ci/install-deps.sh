@@ -43,5 +43,6 @@ apt_install clang libclang-rt-14-dev valgrind openssl golang-go \
   golang-github-nats-io-nkeys-dev golang-github-nats-io-jwt-dev \
   golang-golang-x-crypto-dev
 # Debian package (make deb) and its install test: dpkg-shlibdeps and
-# dpkg-parsechangelog, lintian, help2man for the check command's manual page.
-apt_install dpkg-dev lintian help2man
+# dpkg-parsechangelog, lintian, help2man for the check command's manual page,
+# and man (man-db) to read that page back.
+apt_install dpkg-dev lintian help2man man-db
