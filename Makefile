@@ -148,7 +148,7 @@ $(UNIT_BIN): $(UNIT_SRC) tests/unit/*.h $(BUILD)/http/nl_route.o $(JSAPI_LIB) \
 
 $(INJECT): tests/tools/nl_inject.c plugin/jsapi/nl_nkey.c plugin/jsapi/nl_nkey.h
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Iplugin -o $@.tmp $< \
-		plugin/jsapi/nl_nkey.c -lnats -ljson-c -lcrypto -lpthread
+		plugin/jsapi/nl_nkey.c -lnats -ljson-c -lcrypto -lpthread -lm
 	mv $@.tmp $@
 
 BENCH_BIN := $(BUILD)/nl-bench

@@ -77,6 +77,7 @@
 #include "jsapi/nl_advisory_fetch.h"
 #include "jsapi/nl_advisory_thread.h"
 #include "jsapi/nl_poll.h"
+#include "jsapi/nl_poll_log.h"
 #include "jsapi/nl_transport.h"
 #include "jsapi/nl_transport_check.h"
 #include "nl_poller.h"
@@ -167,6 +168,10 @@ typedef struct {
   uint64_t disconnects_seen;
   uint64_t api_requests;
   uint64_t api_errors;
+  /* PollLog: the file every poll reply is appended to (an evaluation aid),
+   * or NULL; written by the poll thread alone. */
+  char *poll_log_path;
+  nl_poll_log *poll_log;
 } nl_instance;
 
 /* Appends a copy of the string option in ci to the list (collectd's
@@ -197,6 +202,8 @@ static void instance_free(void *arg) {
   free(inst->listen_port);
   nl_engine_free(inst->engine);
   nl_transport_free(inst->transport);
+  nl_poll_log_close(inst->poll_log);
+  free(inst->poll_log_path);
   /* After the transport: its callbacks queue. */
   nl_advisory_thread_free(inst->adv);
   pthread_mutex_destroy(&inst->engine_lock);
@@ -399,6 +406,8 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
       status = cf_util_get_string(child, &inst->tls_key);
     else if (strcasecmp("InboxPrefix", key) == 0)
       status = cf_util_get_string(child, &inst->inbox_prefix);
+    else if (strcasecmp("PollLog", key) == 0)
+      status = cf_util_get_string(child, &inst->poll_log_path);
     else if (strcasecmp("AckWaitMinIntervals", key) == 0)
       status = config_unsigned(child, inst->name,
                                &inst->params.ack_wait_min_intervals);
@@ -555,6 +564,13 @@ static int config_instance(oconfig_item_t *ci) {
   if (nl_transport_config_check(&tc, &names, err, sizeof(err)) != 0 ||
       nl_transport_create(&tc, &inst->transport, err, sizeof(err)) != 0) {
     ERROR(LOG_PREFIX "Instance \"%s\": %s.", inst->name, err);
+    instance_free(inst);
+    return -1;
+  }
+  if (inst->poll_log_path != NULL &&
+      nl_poll_log_open(inst->poll_log_path, &inst->poll_log, err,
+                       sizeof(err)) != 0) {
+    ERROR(LOG_PREFIX "Instance \"%s\": option PollLog: %s.", inst->name, err);
     instance_free(inst);
     return -1;
   }
@@ -1164,8 +1180,20 @@ static void poll_run(void *ud) {
   };
   nl_snapshot_set set = {0};
   nl_poll_stats stats;
-  int status =
-      nl_poll_run(&pc, nl_transport_request, inst->transport, &set, &stats);
+  nl_request_fn request = nl_transport_request;
+  void *request_ctx = inst->transport;
+  if (inst->poll_log != NULL) {
+    nl_poll_log_begin(inst->poll_log, (int64_t)CDTIME_T_TO_NS(rc.time),
+                      nl_transport_request, inst->transport);
+    request = nl_poll_log_request;
+    request_ctx = inst->poll_log;
+  }
+  int status = nl_poll_run(&pc, request, request_ctx, &set, &stats);
+  char why[128];
+  if (nl_poll_log_take_stopped(inst->poll_log, why, sizeof(why)))
+    WARNING(LOG_PREFIX "Instance \"%s\": the poll log \"%s\" is no longer "
+                       "written: %s.",
+            inst->name, inst->poll_log_path, why);
   inst->api_requests += stats.requests;
   inst->api_errors += stats.errors;
   /* The error may name a stream (from the server): printable only. */

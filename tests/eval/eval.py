@@ -53,6 +53,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mix  # noqa: E402
 import natsproto  # noqa: E402
+import reference  # noqa: E402
 import scenarios  # noqa: E402
 from scenarios import CLASSES  # noqa: E402
 
@@ -63,6 +64,10 @@ NOTIF_RE = re.compile(
     r"Notification: severity = (\w+).*?plugin_instance = (\S+?),"
     r".*?type_instance = (\S+?), message = (.*)$")
 
+
+# The polls a fault stays in place after its injection before the fix is
+# applied, at the least: the window in which each tool may detect it.
+REF_WINDOW_POLLS = 10
 
 # Every process this driver starts, stopped when it ends or is stopped.
 STARTED = []
@@ -305,7 +310,8 @@ class Watcher(threading.Thread):
         ev = json.loads(msg.data)
         rec = {"stream": ev["stream_name"], "consumer": ev["consumer_name"],
                "cls": ev["type"], "state": ev["state"],
-               "t": rfc3339(ev.get("detected_at")), "seen": time.time()}
+               "t": rfc3339(ev.get("detected_at")), "seen": time.time(),
+               "fix": (ev.get("violation") or {}).get("fix_command")}
         with self.lock:
             self.events.append(rec)
 
@@ -392,7 +398,9 @@ class CaseRunner:
         self.res = {"case": case.name, "stream": case.stream,
                     "consumer": case.consumer, "lang": case.lang,
                     "expect": case.expect, "note": case.note,
-                    "topology": env.topology, "interval_s": env.d}
+                    "topology": env.topology, "interval_s": env.d,
+                    "shape": getattr(case, "shape", None),
+                    "shape_note": getattr(case, "shape_note", None)}
         self.res.update(meta)
         self.url = env.inj_url
         self.killed = None  # The node this case killed (node_kill).
@@ -787,10 +795,21 @@ class CaseRunner:
             res["t_advisory"] = t_adv
             res["advisory_latency_ms"] = None if t_adv is None else \
                 (res["t_detect"] - t_adv) * 1000.0 + 1.0
+        if ev is not None and ev.get("fix"):
+            res["fix_text"] = ev["fix"]
+            res["fix_command"] = fix_command(ev["fix"])
+            res["fix_valid"] = reference.command_valid(res["fix_command"])
         if "after_detect" in self.hooks:
             self.hooks["after_detect"](res)
         if not c.fix:
             return
+        # The fault stays for at least REF_WINDOW_POLLS polls after the
+        # injection whoever found it first, so that the research monitor's
+        # conditions, applied to the same polls afterwards, have the same
+        # polls to fire on.
+        if res.get("phase") in ("classes", "boundary"):
+            time.sleep(max(0.0, res["t_inject"] + REF_WINDOW_POLLS * d -
+                           time.time()))
         res["t_fix"] = time.time()
         n_fix = len(self.notifs())
         self.run_steps(c.fix)
@@ -827,6 +846,8 @@ class CaseRunner:
                             "stream-delete", stream],
                            stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, timeout=60)
+        self.res["t_done"] = time.time()
+        self.res["cleanup_streams"] = list(self.case.cleanup)
         streams = [self.case.stream] + self.case.cleanup
         fired = [n for n in self.env.notifications()
                  if n["stream"] in streams and
@@ -861,6 +882,17 @@ class CaseRunner:
                 if p.returncode not in (0, None, -15):
                     self.res.setdefault("errors", []).append(
                         "%s exited %s" % (name, p.returncode))
+
+
+FIX_RE = re.compile(r"nats consumer edit \S+ \S+(?: --[\w-]+(?:[ =][^-\s;,`][^\s;,`]*)?)*"
+                    r"|nats stream edit \S+(?: --[\w-]+(?:[ =][^-\s;,`][^\s;,`]*)?)*")
+
+
+def fix_command(text):
+    """The first `nats consumer edit` or `nats stream edit` command in a
+    finding's fix text, or None."""
+    m = FIX_RE.search(text or "")
+    return m.group(0).rstrip(".") if m else None
 
 
 def run_cases(env, tracer, cases, metas, hooks=None):
@@ -1086,6 +1118,9 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--soak", type=float, default=0)
+    ap.add_argument("--poll-log", default=None,
+                    help="the plugin's PollLog, to apply the research "
+                    "monitor's conditions to the same polls")
     ap.add_argument("--boundary", action="store_true")
     ap.add_argument("--baseline", action="store_true")
     ap.add_argument("--kill-rounds", action="store_true")
@@ -1212,6 +1247,9 @@ def main():
         env.watcher.stop = True
         stop_started()
     raw["finished"] = time.time()
+    if a.poll_log and os.path.exists(a.poll_log):
+        reference.annotate(raw["results"], a.poll_log)
+        raw["reference"] = {"poll_log_bytes": os.path.getsize(a.poll_log)}
     onsets = env.csv_rows(None, "gauge", "onsets_per_hour")
     raw["onsets_per_hour_max"] = max((v for _, v in onsets), default=None)
     raw["poll_failed_notifications"] = sum(

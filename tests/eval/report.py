@@ -372,6 +372,188 @@ def classes_arg(raws):
 STALLED_S = 300
 
 
+def generic_fix(r, text):
+    """A fix command with the case's stream and consumer names replaced by
+    S and C, so that rows of different rounds read alike."""
+    if not text:
+        return None
+    w = text.split()
+    for i, x in enumerate(w):
+        if x == r.get("stream"):
+            w[i] = "S"
+        elif x == r.get("consumer") and i > 0 and w[i - 1] in (
+                r.get("stream"), "S"):
+            w[i] = "C"
+    return " ".join(w)
+
+
+def fix_cell(rows, text_key, valid_key, kind_key=None):
+    """The most common fix (generic) of rows, and how many of the rows'
+    fixes are valid `nats ... edit` commands."""
+    fixes = {}
+    n = valid = 0
+    for r in rows:
+        text = generic_fix(r, r.get(text_key))
+        if text is None:
+            continue
+        n += 1
+        valid += 1 if r.get(valid_key) else 0
+        fixes[text] = fixes.get(text, 0) + 1
+    if not n:
+        return "none"
+    top = max(fixes, key=fixes.get)
+    kind = rows[0].get(kind_key) if kind_key else "command"
+    if kind == "value":
+        return "recommends `%s`, no command" % top
+    return "`%s`: valid for the nats CLI in %d of %d" % (top, valid, n)
+
+
+def side_by_side(results, labels, d):
+    """The section comparing nats-lens with the research monitor's
+    conditions applied to the same polls (tests/eval/reference.py): per
+    topology and class, detection, latency, false findings and fixes.
+    Returns (markdown lines, rows for the JSON)."""
+    if not any("ref_polls" in r for r in results):
+        return [], []
+    bnd = [r for r in results if r.get("phase") == "boundary"]
+    soak = [r for r in results if r.get("phase") == "soak"
+            and r.get("stalled_s", 0) < STALLED_S]
+    soak_s = max(((r.get("t_end") or r["t_inject"]) - r["t_inject"])
+                 for r in soak) if soak else 0
+
+    def ours_false(rows, cls):
+        return sum(1 for r in rows for _, c in r.get("notifications", [])
+                   if c == cls and c != r.get("expect"))
+
+    def ref_false(rows, cls):
+        return sum(1 for r in rows for c in r.get("ref_unexpected", [])
+                   if c == cls)
+
+    # Per tool: the result keys of its detection and detection time, its
+    # false findings, and the keys of its fix (fix_cell).
+    TOOL_KEYS = {
+        "nats-lens": ("detected", "t_detect", ours_false,
+                      ("fix_command", "fix_valid")),
+        "monitor": ("ref_detected", "ref_t_detect", ref_false,
+                    ("ref_fix", "ref_fix_valid", "ref_fix_kind"))}
+    md = ["## Side by side with the research monitor (same rounds)", "",
+          "The research monitor's five conditions applied to the very polls "
+          "nats-lens made in this run: the plugin wrote every poll reply "
+          "to its poll log (option `PollLog`), and `tests/eval/reference.py` "
+          "decided each class on each consumer from the latest poll and "
+          "the one before it, as the monitor does. Same consumers, same "
+          "poll times, same injection times. *Detected*: the expected "
+          "class fired between the injection and the fix. *Latency*: from "
+          "the injection to the poll that fired (P50 / P95 ms), and the "
+          "P50 in polls after the API signal (the first 0.25 s trace that "
+          "showed the fault). Each fault stays for at least 10 polls "
+          "after its injection, whichever tool found it first, so both "
+          "have the same polls to fire on. *False findings*: onsets of another class of "
+          "the five on the rounds' consumers (*rounds*), and of the class "
+          "on the boundary cases and the healthy soak (%.0f s of the "
+          "production mix). *Fix*: the command each gives, and whether "
+          "`nats consumer edit` / `nats stream edit` accepts its flags." %
+          soak_s, ""]
+    out = []
+    for lab in labels:
+        rows_lab = [r for r in results if r.get("phase") == "classes"
+                    and r.get("scenario") == lab]
+        if not rows_lab:
+            continue
+        md += ["### %s" % lab, "",
+               "| class | tool | detected | P50 / P95 ms from injection | "
+               "P50 polls after the signal | P50 ms on the rounds both "
+               "detected | false findings: rounds / boundary / soak | fix |",
+               "|---|---|---|---|---|---|---|---|"]
+        for cls in CLASSES:
+            rows = [r for r in rows_lab if r["class"] == cls]
+            if not rows:
+                continue
+            others = [r for r in rows_lab if r["class"] != cls]
+            both = [r for r in rows if r.get("detected")
+                    and r.get("ref_detected")]
+            both_p50 = {tool: pct(latencies(both, "t_inject", keys[1]), 50)
+                        for tool, keys in TOOL_KEYS.items()}
+            for tool, (det, t_det, false_of, fix_keys) in TOOL_KEYS.items():
+                k = sum(1 for r in rows if r.get(det))
+                inj = latencies(rows, "t_inject", t_det)
+                sig = latencies(rows, "t_signal", t_det)
+                false = (false_of(others, cls), false_of(bnd, cls),
+                         false_of(soak, cls))
+                fix = fix_cell([r for r in rows if r.get(det)], *fix_keys)
+                p50, p95 = pct(inj, 50), pct(inj, 95)
+                md.append("| %s | %s | %d/%d | %s / %s | %s | %s (%d) | "
+                          "%d / %d / %d | %s |" % (
+                              cls if tool == "nats-lens" else "", tool, k,
+                              len(rows), ms(p50), ms(p95),
+                              polls(pct(sig, 50), d), ms(both_p50[tool]),
+                              len(both), false[0], false[1], false[2], fix))
+                out.append({"topology": lab, "cls": cls, "tool": tool,
+                            "detected": k, "rounds": len(rows),
+                            "latency_from_injection_ms": {50: p50, 95: p95},
+                            "latency_from_signal_ms": {50: pct(sig, 50)},
+                            "latency_both_detected_ms": {
+                                50: both_p50[tool]},
+                            "both_detected": len(both),
+                            "false_findings": {"rounds": false[0],
+                                               "boundary": false[1],
+                                               "soak": false[2]}})
+        md.append("")
+    # What the monitor raised on the must-not-fire boundary cases and in
+    # the soak, by class.
+    ref_b = {}
+    for r in bnd:
+        for c in r.get("ref_unexpected", []):
+            ref_b.setdefault(c, []).append(r["case"].split("/")[1])
+    ref_s = {}
+    for r in soak:
+        for c in r.get("ref_unexpected", []):
+            ref_s[c] = ref_s.get(c, 0) + 1
+    md += ["Monitor on the boundary cases: %s." % (
+        "; ".join("%s on %s" % (c, ", ".join(sorted(set(v))))
+                  for c, v in sorted(ref_b.items())) or "nothing"),
+           "Monitor on the healthy soak: %s (%.0f per hour); nats-lens: "
+           "%d." % (", ".join("%s %d" % kv for kv in sorted(ref_s.items()))
+                    or "nothing", sum(ref_s.values()) * 3600.0 / soak_s
+                    if soak_s else 0,
+                    sum(1 for r in soak for _, c in r.get("notifications", [])
+                        if c not in OPERATIONAL)), ""]
+    shapes = shape_rows(results, d)
+    if shapes:
+        md += shapes
+    return md, out
+
+
+def shape_rows(results, d):
+    """ACK_WAIT_VIOLATION and MISSING_PROGRESS per injector shape: both
+    tools' detection and P50 latency, and nats-lens's P50 in polls after
+    the signal."""
+    groups = {}
+    for r in results:
+        if r.get("phase") == "classes" and r.get("shape"):
+            groups.setdefault((r.get("scenario"), r["class"], r["shape"]),
+                              []).append(r)
+    if not groups:
+        return []
+    md = ["### The duplicate-execution classes by injector shape", "",
+          "| topology | class | shape | rounds | nats-lens detected | P50 ms "
+          "(polls after the signal) | monitor detected | P50 ms (polls after "
+          "the signal) |", "|---|---|---|---|---|---|---|---|"]
+    for key in sorted(groups):
+        rows = groups[key]
+        ours = latencies(rows, "t_inject", "t_detect")
+        ref = latencies(rows, "t_inject", "ref_t_detect")
+        md.append("| %s | %s | %s | %d | %d | %s (%s) | %d | %s (%s) |" % (
+            key[0], key[1], rows[0].get("shape_note", key[2]), len(rows),
+            sum(1 for r in rows if r.get("detected")), ms(pct(ours, 50)),
+            polls(pct(latencies(rows, "t_signal", "t_detect"), 50), d),
+            sum(1 for r in rows if r.get("ref_detected")), ms(pct(ref, 50)),
+            polls(pct(latencies(rows, "t_signal", "ref_t_detect"), 50), d)))
+    md.append("")
+    return md
+
+
+
 def mix_section(soak, raws):
     """The production mix: one row per pattern, then the false findings per
     class and the notifications per hour."""
@@ -528,6 +710,9 @@ def main():
                       ms(s["recovery_ms"][50])))
     if labels:
         md.append("")
+
+    sbs_md, sbs_rows = side_by_side(results, labels, d)
+    md += sbs_md
 
     for lab in labels:
         md += ["## Classes: %s" % lab, ""]
@@ -820,7 +1005,7 @@ def main():
         "ext_results": [r for r in results if r.get("phase") == "ext"],
         "boundary": bnd, "soak": soak, "baseline": base, "kills": kills,
         "false_positives": fp_total, "other_class_notifications": other,
-        "reference_p50_ms": REFERENCE_P50_MS}
+        "reference_p50_ms": REFERENCE_P50_MS, "side_by_side": sbs_rows}
     with open(os.path.join(a.out_dir, a.name + ".json"), "w") as fh:
         json.dump(out_json, fh, indent=1)
     print("wrote %s" % out_md)

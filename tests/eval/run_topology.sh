@@ -62,8 +62,11 @@ for u in "${urls[@]}"; do
   block="$block
   URL \"$u\""
 done
+# Every poll reply goes to the poll log, to which eval.py applies the
+# research monitor's conditions (tests/eval/reference.py).
 block="$block
   Timeout $timeout
+  PollLog \"$NL_TMP/polls.jsonl\"
 </Instance>"
 nl_start_collectd "$block" "$INTERVAL" || exit 1
 
@@ -74,7 +77,8 @@ join() {
 python3 "$NL_ROOT/tests/eval/eval.py" --topology "$topology" \
   --interval "$INTERVAL" --urls "$(join "${urls[@]}")" \
   --monitor "$(join "${monitors[@]}")" --pids "$(join "${pids[@]}")" \
-  --collectd-dir "$NL_TMP" --work "$NL_TMP/work" --out "$out" "$@"
+  --collectd-dir "$NL_TMP" --work "$NL_TMP/work" --out "$out" \
+  --poll-log "$NL_TMP/polls.jsonl" "$@"
 rc=$?
 if [ -n "${NL_EVAL_KEEP_LOG:-}" ]; then
   cp "$NL_TMP/collectd.log" "$NL_EVAL_KEEP_LOG" 2>/dev/null

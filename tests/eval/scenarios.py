@@ -157,6 +157,80 @@ def stream_args(stream, replicas, *extra):
             "--replicas", str(replicas)] + list(extra)
 
 
+# The shapes of processing that outlasts ack_wait, one per round in turn
+# (ACK_WAIT_VIOLATION's rounds): (name, what it is).
+AW_SHAPES = [
+    ("steady", "4 pull workers, batch 1, each message 2 x ack_wait, all in "
+     "step"),
+    ("batch-tail", "2 pull workers half a batch apart, batches of 10 at "
+     "ack_wait / 4 each: the last 6 of each batch outlast ack_wait"),
+    ("lognormal", "4 pull workers a quarter of ack_wait apart, processing "
+     "lognormal with median ack_wait (sigma 0.5): half outlast it"),
+    ("push-buffer", "push consumer, 40 messages pushed at once into the "
+     "client's buffer, 2 workers at ack_wait / 3 each: the buffer's tail "
+     "waits longer than ack_wait, and each expired message is pushed again "
+     "behind it"),
+    ("out-of-step", "4 pull workers half an ack_wait apart, each message "
+     "2 x ack_wait"),
+]
+
+
+def aw_shape(rnd):
+    """The ACK_WAIT_VIOLATION shape of round rnd: (name, note)."""
+    return AW_SHAPES[(rnd - 1) % len(AW_SHAPES)]
+
+
+def ack_wait_case(stream, subj, lang, rnd, d, st, tag):
+    """The ACK_WAIT_VIOLATION case of round rnd, in the round's shape
+    (AW_SHAPES). ack_wait is 4 s at the reference interval (3 s), and
+    always longer than one poll so that two expiry rounds are more than
+    ack_wait + one poll apart. The fix raises ack_wait above the longest
+    processing (for the push shape, above the time the buffer waits)."""
+    cls = "ACK_WAIT_VIOLATION"
+    aw = max(2, int(d) + 1)
+    c = "c"
+    shape, note = aw_shape(rnd)
+    proc = 2 * aw
+    dur = int(12 * proc + 20 * d + 30)
+    count = 200
+    create = ["consumer-create", stream, c, "--ack-wait", str(aw)]
+    fix = [tool("consumer-edit", stream, c, "--ack-wait", str(3 * proc))]
+    if shape == "steady":
+        work = ["--workers", "4", "--process-ms", str(proc * 1000)]
+        fix = [tool("consumer-create", stream, c, "--ack-wait",
+                    str(3 * proc))]
+    elif shape == "batch-tail":
+        each = aw * 1000 // 4
+        work = ["--workers", "2", "--batch", "10", "--process-ms", str(each),
+                "--stagger-ms", str(5 * each)]
+        fix = [tool("consumer-edit", stream, c, "--ack-wait",
+                    str(3 * 10 * each // 1000))]
+    elif shape == "lognormal":
+        work = ["--workers", "4", "--process-ms", str(aw * 1000),
+                "--process-dist", "lognormal", "--process-sigma", "0.5",
+                "--seed", str(rnd), "--stagger-ms", str(aw * 250)]
+        fix = [tool("consumer-edit", stream, c, "--ack-wait", str(10 * aw))]
+    elif shape == "push-buffer":
+        deliver = "deliver." + stream.lower()
+        create += ["--deliver-subject", deliver]
+        count = 40
+        work = ["--mode", "push", "--deliver-subject", deliver, "--workers",
+                "2", "--process-ms", str(aw * 1000 // 3)]
+        fix = [tool("consumer-edit", stream, c, "--ack-wait",
+                    str(30 * aw))]
+    else:  # out-of-step
+        work = ["--workers", "4", "--process-ms", str(proc * 1000),
+                "--stagger-ms", str(aw * 500)]
+    case = Case("%s/%s/%d" % (cls, lang, rnd), stream, c, lang, cls,
+                "redelivery",
+                [tool(*st), tool(*create),
+                 tool("publish", subj, "--count", str(count))],
+                [consume("w", stream, c, "--duration", str(dur), *work)],
+                fix)
+    case.shape, case.shape_note = shape, note
+    return case
+
+
 def class_case(cls, lang, rnd, d, replicas, tag="E"):
     """The fault case of class cls for language lang, round rnd, at poll
     interval d seconds."""
@@ -165,22 +239,7 @@ def class_case(cls, lang, rnd, d, replicas, tag="E"):
     c = "c"
     st = stream_args(stream, replicas)
     if cls == "ACK_WAIT_VIOLATION":
-        # Processing takes twice ack_wait on 4 pull workers; ack_wait is 4 s
-        # at the reference interval (3 s), and always longer than one poll
-        # so that two expiry rounds are more than ack_wait + one poll apart.
-        aw = max(2, int(d) + 1)
-        proc = 2 * aw
-        dur = int(12 * proc + 20 * d + 30)
-        return Case("%s/%s/%d" % (cls, lang, rnd), stream, c, lang, cls,
-                    "redelivery",
-                    [tool(*st), tool("consumer-create", stream, c,
-                                     "--ack-wait", str(aw)),
-                     tool("publish", subj, "--count", "200")],
-                    [consume("w", stream, c, "--duration", str(dur),
-                             "--workers", "4", "--process-ms",
-                             str(proc * 1000))],
-                    [tool("consumer-create", stream, c, "--ack-wait",
-                          str(3 * proc))])
+        return ack_wait_case(stream, subj, lang, rnd, d, st, tag)
     if cls == "SEQUENCE_GAP":
         # max_msgs 100; a burst of 300, then 50 msg/s, while the consumer
         # takes 10/s: the stream evicts messages the consumer never
@@ -477,6 +536,16 @@ def boundary_cases(d, replicas, lang="c", tag="B"):
        "redeliveries acked before the next poll, num_redelivered back at 0 "
        "(research: num_redelivered delta misses them)",
        fix=[cc("--ack-wait", str(6 * aw))])
+    mk("CRASH_ORPHANS", None, None,
+       [sa(), cc("--ack-wait", str(aw)), pub("x", 20)],
+       [bgp("pub", "x", int(5 * (obs + 10)), "--rate", "5"),
+        con("crash", "--duration", "2", "--no-ack", "--batch", "10",
+            "--max-msgs", "10"),
+        con("w", "--duration", dur, "--workers", "2", "--process-ms",
+            "300")],
+       "a worker takes 10 messages and dies; they expire once and the "
+       "others process them (the at-least-once guarantee working; "
+       "research: a num_redelivered rise of 2 fires ACK_WAIT_VIOLATION)")
     mk("BUSY_LONG_ACK_WAIT", None, None,
        [sa(), cc("--ack-wait", "60", "--max-ack-pending", "10")],
        [bgp("pub", "x", int(5 * (obs + 10)), "--rate", "5"),

@@ -103,6 +103,9 @@ expect tlscert-alone "$(inst r "$URL
 TLSCert \"$D/cert.pem\"")" 'Instance "r"' 'options TLSCert and TLSKey go together'
 expect inbox-wildcard "$(inst s "$URL
 InboxPrefix \"_INBOX.*\"")" 'Instance "s"' 'InboxPrefix'
+expect poll-log-unwritable "$(inst pl "$URL
+PollLog \"$D/no/such/dir/polls.jsonl\"")" 'Instance "pl"' \
+  "option PollLog: cannot open poll log \"$D/no/such/dir/polls.jsonl\""
 expect name-slash "$(inst 'x/y' "$URL")" 'Instance "x/y"' \
   'the name must be 1 to 63 characters'
 expect no-name "<Instance>

@@ -3,8 +3,9 @@
 # 2 rounds of each class per language (C and Python injectors), single
 # node, 1 s polls, the boundary cases, 3 minutes of the production mix
 # (the healthy soak, tests/eval/mix.py, next to the rounds) and the
-# server-level baseline; then 1 round of each single-node class beyond the
-# five (C injector for the faults a consumer makes, nl-inject for the
+# server-level baseline, with the research monitor's conditions applied
+# to the plugin's poll log (the side-by-side section); then 1 round of
+# each single-node class beyond the five (C injector for the faults a consumer makes, nl-inject for the
 # configuration ones). Passes only with 100% coverage on every row, every
 # must-fire boundary case detected, no false positive, the report files
 # written, the /varz baseline showing no class, and the advisory-backed
@@ -99,6 +100,18 @@ want = {"MAX_DELIVER_EXHAUSTED", "ACK_ALL_PARALLEL", "RETENTION_RISK",
 got = {row["cls"] for row in ext}
 line(got == want, "ext/rows", "%d classes beyond the five" % len(got)
      if got == want else "missing %s" % ", ".join(sorted(want - got)))
+# The research monitor's conditions on the same polls (the plugin's poll
+# log): every round's consumer is in the log, and the monitor finds the two
+# classes whose conditions are plain levels, SEQUENCE_GAP and
+# MAX_PENDING_THROTTLE, in their rounds: the log holds the polls the plugin
+# judged, with the fields the monitor reads.
+sbs = r.get("side_by_side") or []
+line(bool(sbs), "side-by-side/rows", "%d rows" % len(sbs))
+for cls in ("SEQUENCE_GAP", "MAX_PENDING_THROTTLE"):
+    rows = [x for x in sbs if x["cls"] == cls and x["tool"] == "monitor"]
+    ok = bool(rows) and all(x["detected"] == x["rounds"] for x in rows)
+    line(ok, "side-by-side/monitor-" + cls.lower(), ", ".join(
+        "%d/%d" % (x["detected"], x["rounds"]) for x in rows) or "no row")
 base = r.get("baseline") or {}
 classes = [k for k in base if not k.startswith("_")]
 hidden = [k for k in classes if not base[k]["alerting_fields"]]

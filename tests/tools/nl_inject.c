@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <nats/nats.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -59,11 +60,16 @@ static const char *usage_text =
     "fatal)\n"
     "  consume STREAM CONSUMER --duration SECONDS [--mode pull|push]\n"
     "      [--deliver-subject SUBJ] [--queue G] [--batch B] [--workers W]\n"
-    "      [--process-ms P] [--slow-every K --slow-ms P2]\n"
-    "      [--in-progress [--progress-ms MS]]\n"
+    "      [--process-ms P] [--process-dist fixed|lognormal]\n"
+    "      [--process-sigma S] [--seed N] [--slow-every K --slow-ms P2]\n"
+    "      [--stagger-ms MS] [--in-progress [--progress-ms MS]]\n"
     "      [--nak | --nak-seq-mod K | --no-ack] [--term-seq-mod K]\n"
     "      [--nak-first-delay-ms MS] [--nak-retries N]\n"
     "      [--max-msgs N] [--expires-ms MS] [--verbose]\n"
+    "      (lognormal: each message takes P x exp(S x z) ms, z standard\n"
+    "      normal, capped at 20 x P; S default 0.5, N default 1, one "
+    "generator\n"
+    "      per worker; worker i starts i x --stagger-ms late)\n"
     "  info STREAM CONSUMER              (raw CONSUMER.INFO reply)\n"
     "  watch STREAM CONSUMER [--interval SECONDS] [--count N]\n"
     "  record SUBJECT [--count N] [--out FILE] [--duration SECONDS]\n"
@@ -827,6 +833,10 @@ static struct {
   int64_t nak_retries; /* NAK (no delay) each message's first N deliveries. */
   int64_t term_mod;
   int64_t max_msgs, expires_ms, start_ms, deadline_ms;
+  bool lognormal;     /* --process-dist lognormal */
+  double sigma;       /* --process-sigma */
+  uint64_t seed;      /* --seed, as two's complement */
+  int64_t stagger_ms; /* worker i starts i x this late */
   natsSubscription *push_sub;
   pthread_mutex_t push_mu;
   atomic_llong received, redelivered_seen, acked, naked, termed;
@@ -834,6 +844,55 @@ static struct {
   atomic_llong abandoned, status_msgs, pull_requests, max_delivered, taken;
   atomic_bool stop;
 } run;
+
+/* The processing-time generator: splitmix64 and Marsaglia's polar method,
+ * as in the Go, JavaScript and Python injectors, so that a seed gives the
+ * same times in all four. */
+#define NL_GAMMA 0x9E3779B97F4A7C15ULL
+
+typedef struct {
+  uint64_t state;
+} nl_rng;
+
+static uint64_t nl_mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+/* Seeds worker WORKER's generator from --seed. */
+static void nl_rng_init(nl_rng *r, int worker) {
+  r->state = nl_mix64(run.seed ^ nl_mix64((uint64_t)(worker + 1) * NL_GAMMA));
+}
+
+/* A uniform double in [0, 1). */
+static double nl_uniform(nl_rng *r) {
+  r->state += NL_GAMMA;
+  return (double)(nl_mix64(r->state) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* A standard normal draw (polar method). */
+static double nl_normal(nl_rng *r) {
+  double v1, v2, s;
+  do {
+    v1 = 2 * nl_uniform(r) - 1;
+    v2 = 2 * nl_uniform(r) - 1;
+    s = v1 * v1 + v2 * v2;
+  } while (s >= 1 || s == 0);
+  return v1 * sqrt(-2 * log(s) / s);
+}
+
+/* The processing time of the next message: --process-ms, or with
+ * lognormal P x exp(S x z) capped at 20 x P, rounded to the millisecond. */
+static int64_t nl_work_ms(nl_rng *r) {
+  if (!run.lognormal)
+    return run.process_ms;
+  double p = (double)run.process_ms;
+  double t = p * exp(run.sigma * nl_normal(r));
+  if (t > 20 * p)
+    t = 20 * p;
+  return t > 0 ? (int64_t)(t + 0.5) : 0;
+}
 
 /* Logs one per-message event to stderr when --verbose is set. */
 static void vlog(int worker, const delivery *d, const char *what) {
@@ -856,7 +915,7 @@ static void reply_to(const char *reply, const char *body) {
 /* Processes one message: waits for the modelled processing time, sending
  * +WPI while doing so when asked, then acks, NAKs or leaves it unacked.
  * Returns false when the run deadline interrupted the processing. */
-static bool handle_msg(int worker, natsMsg *msg) {
+static bool handle_msg(int worker, natsMsg *msg, nl_rng *rng) {
   const char *reply = natsMsg_GetReply(msg);
   delivery d;
   if (!parse_ack_reply(reply, &d)) {
@@ -875,9 +934,16 @@ static bool handle_msg(int worker, natsMsg *msg) {
   while (d.delivered > prev &&
          !atomic_compare_exchange_weak(&run.max_delivered, &prev, d.delivered))
     ;
-  vlog(worker, &d, "recv");
+  /* Drawn for every delivery, so the slow ones do not shift the series. */
+  int64_t work = nl_work_ms(rng);
+  if (run.lognormal) {
+    char what[48];
+    snprintf(what, sizeof what, "recv work=%" PRId64, work);
+    vlog(worker, &d, what);
+  } else {
+    vlog(worker, &d, "recv");
+  }
 
-  int64_t work = run.process_ms;
   if (run.slow_every > 0 && d.stream_seq % run.slow_every == 0)
     work = run.slow_ms;
   int64_t end = mono_ms() + work;
@@ -942,9 +1008,29 @@ static bool take_one(void) {
   return n <= run.max_msgs;
 }
 
+/* Waits until worker ID's start, ID x --stagger-ms after the run's, or the
+ * deadline or a stop if sooner. */
+static void stagger_wait(int id) {
+  if (run.stagger_ms <= 0)
+    return;
+  int64_t start = run.start_ms + (int64_t)id * run.stagger_ms;
+  for (;;) {
+    int64_t now = mono_ms();
+    if (now >= start || now >= run.deadline_ms || run.stop)
+      break;
+    int64_t until = start < run.deadline_ms ? start : run.deadline_ms;
+    sleep_ms(until - now > 50 ? 50 : until - now);
+  }
+  if (run.verbose)
+    fprintf(stderr, "t=%.3f w=%d start\n", (mono_ms() - run.start_ms) / 1000.0,
+            id);
+}
+
 /* Worker for pull mode: its own inbox, one MSG.NEXT request at a time. */
 static void *pull_worker(void *arg) {
   int id = (int)(intptr_t)arg;
+  nl_rng rng;
+  nl_rng_init(&rng, id);
   natsInbox *inbox = NULL;
   natsSubscription *sub = NULL;
   char subj[SUBJ_MAX];
@@ -952,6 +1038,7 @@ static void *pull_worker(void *arg) {
   if (natsInbox_Create(&inbox) != NATS_OK ||
       natsConnection_SubscribeSync(&sub, g_nc, inbox) != NATS_OK)
     die(1, "worker %d: cannot subscribe to an inbox", id);
+  stagger_wait(id);
   while (!run.stop && mono_ms() < run.deadline_ms - 20) {
     int64_t remaining = run.deadline_ms - mono_ms();
     int64_t expires = remaining < run.expires_ms ? remaining : run.expires_ms;
@@ -997,7 +1084,7 @@ static void *pull_worker(void *arg) {
         natsMsg_Destroy(msg);
         break;
       }
-      bool finished = handle_msg(id, msg);
+      bool finished = handle_msg(id, msg, &rng);
       natsMsg_Destroy(msg);
       if (!finished)
         break;
@@ -1009,9 +1096,13 @@ static void *pull_worker(void *arg) {
   return NULL;
 }
 
-/* Worker for push mode: takes messages from the shared subscription. */
+/* Worker for push mode: takes messages, in order, from the shared
+ * subscription's pending buffer (unbounded). */
 static void *push_worker(void *arg) {
   int id = (int)(intptr_t)arg;
+  nl_rng rng;
+  nl_rng_init(&rng, id);
+  stagger_wait(id);
   while (!run.stop && mono_ms() < run.deadline_ms) {
     natsMsg *msg = NULL;
     pthread_mutex_lock(&run.push_mu);
@@ -1028,11 +1119,13 @@ static void *push_worker(void *arg) {
       sleep_ms(100);
       continue;
     }
-    if (natsMsg_GetReply(msg) && !take_one()) {
+    /* Only deliveries count towards --max-msgs, not status messages. */
+    const char *reply = natsMsg_GetReply(msg);
+    if (reply && strncmp(reply, "$JS.ACK.", 8) == 0 && !take_one()) {
       natsMsg_Destroy(msg);
       break;
     }
-    handle_msg(id, msg);
+    handle_msg(id, msg, &rng);
     natsMsg_Destroy(msg);
   }
   return NULL;
@@ -1045,7 +1138,8 @@ static int cmd_consume(void) {
              "--nak --nak-seq-mod --nak-first-delay-ms --nak-retries "
              "--term-seq-mod "
              "--no-ack --max-msgs "
-             "--expires-ms --verbose",
+             "--expires-ms --verbose --process-dist --process-sigma --seed "
+             "--stagger-ms",
              3, 3);
   run.stream = args.pos[1];
   run.consumer = args.pos[2];
@@ -1072,6 +1166,17 @@ static int cmd_consume(void) {
   run.max_msgs = opt_ll("--max-msgs", 0);
   run.expires_ms = opt_ll("--expires-ms", 5000);
   run.verbose = opt_has("--verbose");
+  const char *dist = opt_str("--process-dist", "fixed");
+  if (strcmp(dist, "fixed") != 0 && strcmp(dist, "lognormal") != 0)
+    die(2, "--process-dist must be fixed or lognormal");
+  run.lognormal = strcmp(dist, "lognormal") == 0;
+  run.sigma = opt_double("--process-sigma", 0.5);
+  if (!(run.sigma >= 0 && run.sigma <= 10))
+    die(2, "--process-sigma must lie in [0, 10]");
+  run.seed = (uint64_t)opt_ll("--seed", 1);
+  run.stagger_ms = opt_ll("--stagger-ms", 0);
+  if (run.stagger_ms < 0 || run.stagger_ms > 3600000)
+    die(2, "--stagger-ms must lie in [0, 3600000]");
   if (duration <= 0 || duration > 3600 || run.batch < 1 || workers < 1 ||
       workers > 64 || run.progress_ms < 10 || run.expires_ms < 10)
     die(2, "consume: bad --duration, --batch, --workers, --progress-ms or "
