@@ -341,6 +341,16 @@ def version(cmd):
         return "unknown"
 
 
+def cluster_args(raws, rounds):
+    """CLUSTER_ROUNDS for the command line in the report, when the cluster
+    ran other than its default number of rounds ("" otherwise)."""
+    for raw in raws:
+        if raw["topology"] == "cluster" and raw["rounds"] != max(
+                rounds // 5, 2) and len(raws) > 1:
+            return " CLUSTER_ROUNDS=%d" % raw["rounds"]
+    return ""
+
+
 def ext_args(raws):
     """The make variables of the rounds beyond the five, for the command
     line in the report ("" for raw files written without them)."""
@@ -663,7 +673,8 @@ def main():
            "TOPOLOGY=%s SOAK=%d%s` |" % (
                rounds, d, " ".join(langs), classes_arg(raws),
                "both" if len(raws) > 1 else raws[0]["topology"],
-               max(raw.get("soak_s", 0) for raw in raws), ext_args(raws)),
+               max(raw.get("soak_s", 0) for raw in raws),
+               cluster_args(raws, rounds) + ext_args(raws)),
            "| rounds per class and language | %d (single node) |" % rounds,
            "| poll interval | %g s |" % d,
            "| topologies | %s |" % ", ".join(labels),
