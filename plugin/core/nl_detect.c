@@ -49,9 +49,21 @@ void nl_detect_ack_wait_fix(const nl_consumer_snap *c, double ack_wait_s,
              q.consumer, ack_wait_s);
 }
 
+/* The ack_wait a duplicate-execution finding recommends: 1.5 x the
+ * slowest processing seen, and at least 2 x the current ack_wait. A pin is
+ * seen only at polls: the message was already outstanding when the poll
+ * saw its floor arrive, and stays outstanding up to one interval after the
+ * last poll that saw the floor standing. So the slowest processing is
+ * taken as the longest pin plus the latest poll interval (a pin of 9.3 s
+ * at 3 s polls stood for a 14 s task, and 1.5 x 9.3 s alone recommended
+ * 14 s, which changes nothing). */
 static double recommend_ack_wait_s(const nl_consumer_state *st,
                                    const nl_consumer_snap *c) {
   double longest = nl_seconds(st->longest_pin_ns);
+  nl_past_sample now, before;
+  if (longest > 0 && nl_state_past(st, 0, &now) &&
+      nl_state_past(st, 1, &before) && now.t_ns > before.t_ns)
+    longest += nl_seconds(now.t_ns - before.t_ns);
   double rec = ceil(1.5 * longest);
   double twice = ceil(2.0 * nl_seconds(c->ack_wait_ns));
   return rec > twice ? rec : twice;
@@ -259,8 +271,8 @@ static bool detect_missing_progress(const nl_consumer_state *st,
   snprintf(f->recommendation, sizeof(f->recommendation),
            "send in-progress acks (+WPI, msg.InProgress()) at least every "
            "%.0f s from long tasks; or raise ack_wait to %.0f s (1.5x the "
-           "longest time a message was seen outstanding, at least 2x the "
-           "current ack_wait)",
+           "longest time a message was seen outstanding and one poll "
+           "interval, at least 2x the current ack_wait)",
            nl_seconds(c->ack_wait_ns) / 2, rec);
   return true;
 }
@@ -297,7 +309,8 @@ static bool detect_ack_wait(const nl_consumer_state *st,
   nl_detect_ack_wait_fix(c, rec, f->fix_command, sizeof(f->fix_command));
   snprintf(f->recommendation, sizeof(f->recommendation),
            "ack_wait %.0f s: 1.5x the longest time a message was seen "
-           "outstanding (%.1f s), at least 2x the current ack_wait; for push "
+           "outstanding (%.1f s) and one poll interval, at least 2x the "
+           "current ack_wait; for push "
            "consumers also lower max_ack_pending so messages do not wait in "
            "the client's buffer",
            rec, nl_seconds(st->longest_pin_ns));

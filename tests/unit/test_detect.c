@@ -7,6 +7,8 @@
 #include "core/nl_onset_rate.h"
 #include "nl_test.h"
 
+#include <math.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -464,6 +466,16 @@ void test_missing_progress_long_task(void) {
   CHECK_EQ_U(s.first_onset_poll[NL_MISSING_PROGRESS], 6);
   CHECK_EQ_U(
       nl_finding_get(&s.last[NL_MISSING_PROGRESS], "stuck_stream_seq", 0), 101);
+  /* The task is outstanding for up to one poll interval (1 s) beyond the
+   * last poll that saw it: the recommended ack_wait covers that too, 1.5 x
+   * (outstanding + 1 s), where 1.5 x outstanding alone can equal the task's
+   * real length and change nothing. */
+  double out_s =
+      nl_finding_get(&s.last[NL_MISSING_PROGRESS], "outstanding_s", 0);
+  double rec =
+      nl_finding_get(&s.last[NL_MISSING_PROGRESS], "recommended_ack_wait_s", 0);
+  CHECK(out_s > 0);
+  CHECK(rec >= ceil(1.5 * (out_s + 1)));
   /* The task finishes: the floor moves on. The finding holds while the
    * next long task may be building up (2 x ack_wait after the floor moved,
    * and 4 x ack_wait + one poll after the last expiry round), then
