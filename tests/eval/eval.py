@@ -884,8 +884,10 @@ class CaseRunner:
                         "%s exited %s" % (name, p.returncode))
 
 
-FIX_RE = re.compile(r"nats consumer edit \S+ \S+(?: --[\w-]+(?:[ =][^-\s;,`][^\s;,`]*)?)*"
-                    r"|nats stream edit \S+(?: --[\w-]+(?:[ =][^-\s;,`][^\s;,`]*)?)*")
+# A fix command: the edit, its names, then flags with an optional value.
+FIX_FLAGS = r"(?: --[\w-]+(?:[ =][^-\s;,`][^\s;,`]*)?)*"
+FIX_RE = re.compile(r"nats consumer edit \S+ \S+" + FIX_FLAGS +
+                    r"|nats stream edit \S+" + FIX_FLAGS)
 
 
 def fix_command(text):

@@ -223,16 +223,14 @@ def annotate(results, path):
                     break
         r["ref_detected"] = det is not None if exp else None
         r["ref_t_detect"] = det.t if det is not None else None
-        wrong = []
-        for consumer, line in lines:
-            for t, c in onsets(line, t0, t_end):
-                if c != exp:
-                    wrong.append(c)
-        r["ref_unexpected"] = wrong
-        # Repeats of the expected class: onsets after the first (the
+        # Onsets from the setup to the end; the expected class's repeats
+        # are those from the injection to the fix after the first (the
         # monitor has no hold, so a condition that comes and goes is
         # reported again each time).
+        seen = [(consumer, t, c) for consumer, line in lines
+                for t, c in onsets(line, t0, t_end)]
+        r["ref_unexpected"] = [c for _, _, c in seen if c != exp]
         r["ref_refired"] = max(0, sum(
-            1 for consumer, line in lines if consumer == r.get("consumer")
-            for t, c in onsets(line, t_inj, t_stop) if c == exp) - 1) \
+            1 for consumer, t, c in seen if c == exp and
+            consumer == r.get("consumer") and t_inj <= t <= t_stop) - 1) \
             if exp else 0
