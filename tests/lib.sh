@@ -454,7 +454,9 @@ nl_cluster_client() { echo $((NL_CLUSTER_BASE + $1 - 1)); }
 nl_cluster_route() { echo $((NL_CLUSTER_BASE + 3 + $1 - 1)); }
 nl_cluster_http() { echo $((NL_CLUSTER_BASE + 6 + $1 - 1)); }
 
-# nl_cluster_node_start N: starts (or restarts) node N of the cluster.
+# nl_cluster_node_start N: starts (or restarts) node N of the cluster. The
+# configuration lines in NL_CLUSTER_EXTRA (accounts, for example) are added
+# to every node's.
 nl_cluster_node_start() {
   local n=$1
   cat >"$NL_TMP/n$n.conf" <<EOF2
@@ -471,6 +473,7 @@ cluster {
     nats-route://127.0.0.1:$(nl_cluster_route 3)
   ]
 }
+${NL_CLUSTER_EXTRA:-}
 EOF2
   nl_start_server "n$n" "$(nl_cluster_client "$n")" -c "$NL_TMP/n$n.conf" ||
     return 1

@@ -3,7 +3,8 @@
 #
 # Used by the class test, the demo and the example scripts. Each class has a
 # stream of its own. nl_scenario_setup PORT creates every stream and
-# consumer; nl_scenario_start_<CLASS> PORT starts the fault (background
+# consumer (PORT may also be a URL, see nl_sc_url);
+# nl_scenario_start_<CLASS> PORT starts the fault (background
 # processes are appended to NL_PIDS and printed PIDs are kept in
 # NL_SCENARIO_PID_<CLASS>); nl_scenario_fix_<CLASS> PORT applies the fix.
 # Background runs are bounded by --duration and stop by themselves.
@@ -11,10 +12,19 @@
 NL_SCENARIO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 NL_SCENARIO_OUT=${NL_SCENARIO_OUT:-/tmp}
 
+# nl_sc_url PORT|URL: the server URL of a port on 127.0.0.1, or the URL
+# itself (a user of one account: nats://user:password@127.0.0.1:PORT).
+nl_sc_url() {
+  case $1 in
+  *://*) echo "$1" ;;
+  *) echo "nats://127.0.0.1:$1" ;;
+  esac
+}
+
 nl_sc_inject() {
   local port=$1
   shift
-  "$NL_SCENARIO_ROOT/tests/tools/nl-inject" --server "nats://127.0.0.1:$port" \
+  "$NL_SCENARIO_ROOT/tests/tools/nl-inject" --server "$(nl_sc_url "$port")" \
     "$@"
 }
 
@@ -25,7 +35,7 @@ nl_sc_bg() {
   shift 2
   # The binary itself runs in the background (not a function in a subshell),
   # so that the PID recorded is the worker's and killing it stops it.
-  "$NL_SCENARIO_ROOT/tests/tools/nl-inject" --server "nats://127.0.0.1:$port" \
+  "$NL_SCENARIO_ROOT/tests/tools/nl-inject" --server "$(nl_sc_url "$port")" \
     "$@" >"$NL_SCENARIO_OUT/$name.out" 2>&1 &
   NL_PIDS+=($!)
   eval "NL_SCENARIO_PID_$name=$!"

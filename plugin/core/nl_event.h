@@ -28,6 +28,8 @@
 /* One state change of a finding. */
 typedef struct {
   const char *instance; /* The collectd Instance block name. */
+  /* The account the stream belongs to (SystemAccount mode), else NULL. */
+  const char *account;
   const char *stream;
   const char *consumer;
   const nl_finding *finding; /* For a clear, the last active version. */
@@ -39,6 +41,7 @@ typedef struct {
 /* Counts for one summary message. */
 typedef struct {
   const char *instance;
+  const char *account; /* As in nl_event: NULL unless SystemAccount. */
   int64_t at_ns;
   size_t consumers; /* Consumers watched. */
   size_t streams;   /* Streams seen in the latest poll. */

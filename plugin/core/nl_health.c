@@ -63,8 +63,10 @@ int nl_health_summary(nl_health *h, nl_publish_fn publish, void *ctx,
   if (h->last_summary_ns != 0 &&
       now_ns - h->last_summary_ns < h->summary_interval_ns / 20 * 19)
     return 0;
-  nl_event_summary s = {
-      .instance = instance, .at_ns = now_ns, .streams = streams};
+  nl_event_summary s = {.instance = instance,
+                        .account = h->account,
+                        .at_ns = now_ns,
+                        .streams = streams};
   nl_engine_counts(e, &s.consumers, s.active);
   char subject[NL_EVENT_SUBJECT_MAX];
   if (nl_event_summary_subject(h->prefix, subject, sizeof(subject)) != 0) {

@@ -19,6 +19,9 @@ typedef struct {
   bool enabled;                         /* HealthEvents (default true). */
   char prefix[NL_EVENT_PREFIX_MAX + 1]; /* HealthSubjectPrefix. */
   int64_t summary_interval_ns;          /* SummaryInterval; 0 = off. */
+  /* The account the summaries count (SystemAccount mode: one nl_health
+   * per account, with its own prefix), else NULL; not owned. */
+  const char *account;
   /* State. */
   int64_t last_summary_ns; /* 0 before the first summary. */
   uint64_t published;

@@ -533,6 +533,47 @@ int nl_parse_consumer_info(const char *json, size_t len, size_t stream_index,
   return rc;
 }
 
+json_object *nl_parse_member(json_object *obj, const char *key,
+                             json_type type) {
+  return member(obj, key, type);
+}
+
+const char *nl_parse_string(json_object *obj, const char *key) {
+  return get_str(obj, key);
+}
+
+int64_t nl_parse_int(json_object *obj, const char *key, int64_t def) {
+  return get_i64(obj, key, def);
+}
+
+int nl_parse_stream_item(struct json_object *item, nl_snapshot_set *set) {
+  nl_stream_snap *s = nl_snapshot_set_add_stream(set);
+  if (s == NULL)
+    return -1;
+  if (read_stream(item, s) != 0) {
+    nl_stream_snap_clear(s);
+    set->n_streams--;
+    return -1;
+  }
+  return 0;
+}
+
+int nl_parse_consumer_item(struct json_object *item, size_t stream_index,
+                           nl_snapshot_set *set) {
+  if (stream_index >= set->n_streams)
+    return -1;
+  nl_consumer_snap *c = nl_snapshot_set_add_consumer(set);
+  if (c == NULL)
+    return -1;
+  if (read_consumer(item, set->streams[stream_index].name, c) != 0) {
+    nl_consumer_snap_clear(c);
+    set->n_consumers--;
+    return -1;
+  }
+  c->stream_index = stream_index;
+  return 0;
+}
+
 struct json_object *nl_parse_object(const char *json, size_t len, int *rc,
                                     char *err, size_t errlen) {
   return parse_reply(json, len, rc, err, errlen);

@@ -5,6 +5,8 @@
 #ifndef NL_PARSE_H
 #define NL_PARSE_H
 
+#include <json-c/json.h>
+
 #include "nl_snapshot.h"
 
 /* The paging fields of a LIST reply, and what the page held. */
@@ -57,7 +59,30 @@ int nl_parse_consumer_info(const char *json, size_t len, size_t stream_index,
  * -1 when the text is not such a time. Go's zero time gives 0. */
 int nl_parse_rfc3339(const char *text, int64_t *out_ns);
 
-struct json_object;
+/* The member key of obj when it has type type, else NULL (obj may be NULL
+ * or not an object). Owned by obj. */
+struct json_object *nl_parse_member(struct json_object *obj, const char *key,
+                                    json_type type);
+
+/* The string member key of obj when it is at most NL_NAME_MAX bytes without
+ * an embedded NUL, else NULL. Owned by obj. */
+const char *nl_parse_string(struct json_object *obj, const char *key);
+
+/* The integer member key of obj, or def when absent or not an integer. */
+int64_t nl_parse_int(struct json_object *obj, const char *key, int64_t def);
+
+/* Appends the snapshot of one stream item (a STREAM.LIST entry, or a JSZ
+ * stream_detail with its config) to set, consumers_complete false. Returns
+ * 0, or -1 when item is not a readable stream or memory runs out (set is
+ * then unchanged). */
+int nl_parse_stream_item(struct json_object *item, nl_snapshot_set *set);
+
+/* Appends the snapshot of one consumer item (a CONSUMER.LIST entry, or a
+ * JSZ consumer_detail with its config) of the stream at stream_index of
+ * set. Returns 0, or -1 when item is not a readable consumer or memory runs
+ * out (set is then unchanged). */
+int nl_parse_consumer_item(struct json_object *item, size_t stream_index,
+                           nl_snapshot_set *set);
 
 /* Parses text that must be one JSON object (white space around it allowed)
  * and not a JetStream API error reply. Returns the object (the caller puts

@@ -76,6 +76,7 @@
 #include "http/nl_http.h"
 #include "jsapi/nl_advisory_fetch.h"
 #include "jsapi/nl_advisory_thread.h"
+#include "jsapi/nl_jsz_poll.h"
 #include "jsapi/nl_poll.h"
 #include "jsapi/nl_poll_log.h"
 #include "jsapi/nl_transport.h"
@@ -102,7 +103,9 @@ struct created_entry {
 #define NL_CREATED_PENDING_MAX 1024
 #define NL_CREATED_PER_CALL 32
 
-typedef struct {
+typedef struct nl_instance nl_instance;
+
+struct nl_instance {
   char *name;
   char **urls;
   size_t n_urls;
@@ -172,7 +175,22 @@ typedef struct {
    * or NULL; written by the poll thread alone. */
   char *poll_log_path;
   nl_poll_log *poll_log;
-} nl_instance;
+  /* SystemAccount: the credentials are the system account's, and each
+   * poll reads every account through one JSZ request (jsapi/nl_jsz_poll).
+   * Each account selected (Account, ExcludeAccount) is judged by an
+   * account instance of its own, made when the account is first seen and
+   * kept for the daemon's life: its engine, health state and subject
+   * prefix, onsets and complaints; it borrows the transport. Only the poll
+   * thread adds to the list; the HTTP layer has its own copy. */
+  bool system_account;
+  nl_stream_select account_select;
+  nl_instance **accounts;
+  size_t n_accounts;
+  /* For an account instance: its parent, its account's name and id. */
+  nl_instance *parent;
+  char *account;
+  char *account_id;
+};
 
 /* Appends a copy of the string option in ci to the list (collectd's
  * strarray). */
@@ -194,14 +212,24 @@ static void instance_free(void *arg) {
    * the thread takes no Timeout; the same holds for a poll in progress.
    * The poller, the listener and the advisory thread use the engine: stop
    * them before it goes. */
-  nl_transport_close(inst->transport);
+  if (inst->parent == NULL)
+    nl_transport_close(inst->transport);
   nl_poller_stop(inst->poller);
   nl_advisory_thread_stop(inst->adv);
   nl_http_stop(inst->http);
+  /* Their parent's threads are stopped: nothing uses them now. */
+  for (size_t i = 0; i < inst->n_accounts; i++)
+    instance_free(inst->accounts[i]);
+  free(inst->accounts);
+  strarray_free(inst->account_select.include, inst->account_select.n_include);
+  strarray_free(inst->account_select.exclude, inst->account_select.n_exclude);
+  free(inst->account);
+  free(inst->account_id);
   free(inst->listen_host);
   free(inst->listen_port);
   nl_engine_free(inst->engine);
-  nl_transport_free(inst->transport);
+  if (inst->parent == NULL)
+    nl_transport_free(inst->transport);
   nl_poll_log_close(inst->poll_log);
   free(inst->poll_log_path);
   /* After the transport: its callbacks queue. */
@@ -380,6 +408,14 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
     else if (strcasecmp("ExcludeStream", key) == 0)
       status =
           config_append(child, &inst->select.exclude, &inst->select.n_exclude);
+    else if (strcasecmp("SystemAccount", key) == 0)
+      status = cf_util_get_boolean(child, &inst->system_account);
+    else if (strcasecmp("Account", key) == 0)
+      status = config_append(child, &inst->account_select.include,
+                             &inst->account_select.n_include);
+    else if (strcasecmp("ExcludeAccount", key) == 0)
+      status = config_append(child, &inst->account_select.exclude,
+                             &inst->account_select.n_exclude);
     else if (strcasecmp("ConsumerValues", key) == 0)
       status = config_consumer_values(child, inst);
     else if (strcasecmp("ConsumerValuesLimit", key) == 0)
@@ -535,6 +571,30 @@ static int config_instance(oconfig_item_t *ci) {
     instance_free(inst);
     return -1;
   }
+  if (!inst->system_account && (inst->account_select.n_include > 0 ||
+                                inst->account_select.n_exclude > 0)) {
+    ERROR(LOG_PREFIX "Instance \"%s\": options Account and ExcludeAccount "
+                     "need SystemAccount true (without it the instance sees "
+                     "only its own account).",
+          inst->name);
+    instance_free(inst);
+    return -1;
+  }
+  if (inst->system_account && inst->poll_log_path != NULL) {
+    ERROR(LOG_PREFIX "Instance \"%s\": option PollLog is not available with "
+                     "SystemAccount true.",
+          inst->name);
+    instance_free(inst);
+    return -1;
+  }
+  if (inst->system_account && inst->advisories) {
+    /* The system account receives no account's advisories: the classes
+     * they speed up come from the polls (docs/system-account.md). */
+    INFO(LOG_PREFIX "Instance \"%s\": SystemAccount: findings come from "
+                    "polling every account; advisories are not received.",
+         inst->name);
+    inst->advisories = false;
+  }
   if (inst->n_urls == 0) {
     ERROR(LOG_PREFIX "Instance \"%s\": option URL is missing (for example "
                      "URL \"nats://127.0.0.1:4222\").",
@@ -676,11 +736,16 @@ static read_ctx read_start(nl_instance *inst) {
       .inst = inst, .time = cdtime(), .findings_only = findings_only(inst)};
 }
 
-/* Builds the plugin_instance "<instance>-<stream>". */
+/* Builds the plugin_instance "<instance>-<stream>", or
+ * "<instance>-<account>-<stream>" for an account instance. */
 static void stream_plugin_instance(const nl_instance *inst, const char *stream,
                                    char *out, size_t len) {
-  char joined[2 * NL_NAME_MAX];
-  snprintf(joined, sizeof(joined), "%s-%s", inst->name, stream);
+  char joined[3 * NL_NAME_MAX];
+  if (inst->account != NULL)
+    snprintf(joined, sizeof(joined), "%s-%s-%s", inst->name, inst->account,
+             stream);
+  else
+    snprintf(joined, sizeof(joined), "%s-%s", inst->name, stream);
   nl_name_fit(joined, out, len);
 }
 
@@ -815,24 +880,33 @@ static void send_transition(const read_ctx *rc, const char *stream,
                             bool active, const char *reason) {
   char pi[DATA_MAX_NAME_LEN], msg[NOTIF_MAX_MSG_LEN];
   stream_plugin_instance(rc->inst, stream, pi, sizeof(pi));
+  /* An account instance names the account after the consumer. */
+  const char *acc = rc->inst->account;
+  char in_account[NL_NAME_MAX + 16] = "";
+  if (acc != NULL)
+    snprintf(in_account, sizeof(in_account), " (account %s)", acc);
   if (active) {
     /* The essentials first: the class, where, and the fix command; then as
      * many whole evidence items as collectd's 256-byte message limit
      * leaves room for (", ..." when some are left out; all of them are in
      * the meta fields). */
-    int n = snprintf(msg, sizeof(msg), "%s %s%s%s%s: fix: %s; ",
-                     nl_class_name(f->cls), consumer[0] ? "" : "stream ",
-                     stream, consumer[0] ? "/" : "", consumer, f->fix_command);
+    int n =
+        snprintf(msg, sizeof(msg), "%s %s%s%s%s%s: fix: %s; ",
+                 nl_class_name(f->cls), consumer[0] ? "" : "stream ", stream,
+                 consumer[0] ? "/" : "", consumer, in_account, f->fix_command);
     if (n > 0 && (size_t)n < sizeof(msg))
       nl_finding_format_evidence(f, msg + n, sizeof(msg) - (size_t)n);
   } else
-    snprintf(msg, sizeof(msg), "%s %s%s%s%s cleared%s%s", nl_class_name(f->cls),
-             consumer[0] ? "" : "stream ", stream, consumer[0] ? "/" : "",
-             consumer, reason ? ": " : "", reason ? reason : "");
+    snprintf(msg, sizeof(msg), "%s %s%s%s%s%s cleared%s%s",
+             nl_class_name(f->cls), consumer[0] ? "" : "stream ", stream,
+             consumer[0] ? "/" : "", consumer, in_account, reason ? ": " : "",
+             reason ? reason : "");
   /* Names come from the server: no control character reaches the log. */
   nl_printable(msg, false, msg, sizeof(msg));
   notification_t n = {0};
   plugin_notification_meta_add_string(&n, "instance", rc->inst->name);
+  if (acc != NULL)
+    plugin_notification_meta_add_string(&n, "account", acc);
   plugin_notification_meta_add_string(&n, "class", nl_class_name(f->cls));
   plugin_notification_meta_add_string(&n, "severity",
                                       nl_severity_name(f->severity));
@@ -851,6 +925,7 @@ static void send_transition(const read_ctx *rc, const char *stream,
                                                        : NOTIF_WARNING;
   notify(rc, severity, pi, nl_class_name(f->cls), msg, &n);
   nl_event ev = {.instance = rc->inst->name,
+                 .account = acc,
                  .stream = stream,
                  .consumer = consumer,
                  .finding = f,
@@ -986,16 +1061,28 @@ static void update_values_limit(nl_instance *inst, size_t n_consumers) {
   inst->values_limited = limited;
 }
 
+/* Adds the consumers inst's engine holds, and its findings started in the
+ * hour before now_ns, to *held and *onsets, with those of its account
+ * instances. */
+static void held_counts(nl_instance *inst, int64_t now_ns, size_t *held,
+                        uint64_t *onsets) {
+  size_t n = 0, active[NL_CLASS_COUNT];
+  pthread_mutex_lock(&inst->engine_lock);
+  nl_engine_counts(inst->engine, &n, active);
+  *onsets += nl_onset_rate_last_hour(&inst->onsets, now_ns);
+  pthread_mutex_unlock(&inst->engine_lock);
+  *held += n;
+  for (size_t i = 0; i < inst->n_accounts; i++)
+    held_counts(inst->accounts[i], now_ns, held, onsets);
+}
+
 /* Reports a poll that saw nothing: every consumer held is unobservable this
  * poll (neither healthy nor violating; its history and findings are kept as
  * they were). */
 static void submit_failed_poll(const read_ctx *rc, bool connected) {
-  size_t held = 0, active[NL_CLASS_COUNT];
-  pthread_mutex_lock(&rc->inst->engine_lock);
-  nl_engine_counts(rc->inst->engine, &held, active);
-  uint64_t onsets = nl_onset_rate_last_hour(&rc->inst->onsets,
-                                            (int64_t)CDTIME_T_TO_NS(rc->time));
-  pthread_mutex_unlock(&rc->inst->engine_lock);
+  size_t held = 0;
+  uint64_t onsets = 0;
+  held_counts(rc->inst, (int64_t)CDTIME_T_TO_NS(rc->time), &held, &onsets);
   submit_instance(rc, CDTIME_T_TO_DOUBLE(cdtime() - rc->time), 0, held, 0,
                   connected, onsets);
 }
@@ -1146,6 +1233,220 @@ static void submit_advisory_counts(const read_ctx *rc, uint64_t contradicted) {
   submit_derive(rc, rc->inst->name, "derive", "created_left_to_poll", dropped);
 }
 
+/* Counts a poll's requests and reports its outcome (status and stats from
+ * nl_poll_run or nl_jsz_poll_run): a failed poll is logged (once while
+ * failures repeat), notified and counted, and -1 returned; a poll that
+ * read only part of what exists is logged the same way, and one that read
+ * everything releases the complaint. */
+static int poll_outcome(nl_instance *inst, read_ctx *rc, int status,
+                        nl_poll_stats *stats) {
+  inst->api_requests += stats->requests;
+  inst->api_errors += stats->errors;
+  /* The error may name a stream (from the server): printable only. */
+  nl_printable(stats->first_error, false, stats->first_error,
+               sizeof(stats->first_error));
+  if (status != 0) {
+    c_complain(LOG_ERR, &inst->poll_complaint,
+               LOG_PREFIX "Instance \"%s\": poll failed: %s.", inst->name,
+               stats->first_error);
+    poll_state(rc, true, stats->first_error);
+    submit_failed_poll(rc, nl_transport_connected(inst->transport));
+    nl_http_poll_failed(inst->http, stats->first_error,
+                        (int64_t)CDTIME_T_TO_NS(rc->time));
+    return -1;
+  }
+  if (stats->errors > 0)
+    c_complain(LOG_WARNING, &inst->poll_complaint,
+               LOG_PREFIX "Instance \"%s\": %" PRIu64 " stream(s) not fully "
+                          "read: %s.",
+               inst->name, stats->streams_incomplete, stats->first_error);
+  else
+    c_release(LOG_INFO, &inst->poll_complaint,
+              LOG_PREFIX "Instance \"%s\": polls succeed again.", inst->name);
+  poll_state(rc, false, NULL);
+  return 0;
+}
+
+/* Applies one poll's snapshots (set, taken at rc's time) to inst, an
+ * instance or an account instance: through the engine (values and
+ * transitions), then the REST API's documents, the notifications and
+ * health events of the transitions, and the summary when one is due.
+ * Returns how many consumers the engine kept unlisted (unobservable this
+ * poll), and sets *onsets (findings started in the last hour) and
+ * *contradicted (advisory claims the polls refuted). */
+static size_t apply_poll(nl_instance *inst, read_ctx *rc,
+                         const nl_snapshot_set *set, uint64_t *onsets,
+                         uint64_t *contradicted) {
+  nl_engine_sink sink = {sink_consumer, sink_stream, sink_transition};
+  int64_t now_ns = (int64_t)CDTIME_T_TO_NS(rc->time);
+  transition_list held = {0};
+  read_ctx arc = *rc;
+  arc.inst = inst;
+  arc.held = &held;
+  char err[256];
+  uint64_t disconnects = nl_transport_disconnects(inst->transport);
+  pthread_mutex_lock(&inst->engine_lock);
+  nl_http_lock(inst->http);
+  if (disconnects != inst->disconnects_seen)
+    nl_engine_gap(inst->engine, now_ns);
+  inst->disconnects_seen = disconnects;
+  size_t kept = nl_engine_apply(inst->engine, set, now_ns, &sink, &arc);
+  nl_http_unlock(inst->http);
+  nl_http_update(inst->http, set, now_ns);
+  send_transitions(&arc); /* Releases engine_lock. */
+  transition_list_free(&held);
+  /* The summary counts the engine as it is now, after the events of every
+   * change it counts went out (send_transitions). */
+  pthread_mutex_lock(&inst->engine_lock);
+  pthread_mutex_lock(&inst->send_lock);
+  int sent = nl_health_summary(&inst->health, nl_transport_publish,
+                               inst->transport, inst->engine, inst->name,
+                               set->n_streams, now_ns, err, sizeof(err));
+  publish_result(inst, sent, err);
+  pthread_mutex_unlock(&inst->send_lock);
+  *onsets = nl_onset_rate_last_hour(&inst->onsets, now_ns);
+  uint64_t fed, unknown;
+  nl_engine_advisory_counts(inst->engine, &fed, &unknown, contradicted);
+  pthread_mutex_unlock(&inst->engine_lock);
+  return kept;
+}
+
+/* Sets an account instance's health subject prefix to
+ * "<prefix>.account.<account>", the account's name made one subject token
+ * short enough for the prefix limit. Returns 0, or -1 when the parent's
+ * prefix leaves no room (events of the account are then off). */
+static int account_prefix(nl_instance *a) {
+  static const char mid[] = ".account.";
+  size_t used = strlen(a->parent->health.prefix) + sizeof(mid) - 1;
+  char token[NL_EVENT_TOKEN_MAX + 1], prefix[NL_EVENT_PREFIX_MAX + 1];
+  size_t room =
+      used + 16 <= NL_EVENT_PREFIX_MAX ? NL_EVENT_PREFIX_MAX - used : 0;
+  if (room == 0)
+    return -1;
+  nl_name_token(a->account, token,
+                room + 1 < sizeof(token) ? room + 1 : sizeof(token));
+  snprintf(prefix, sizeof(prefix), "%s%s%s", a->parent->health.prefix, mid,
+           token);
+  return nl_health_set_prefix(&a->health, prefix);
+}
+
+/* Returns the account instance of parent for account acc, made at its
+ * first sight, or NULL when memory runs out. Poll thread only. */
+static nl_instance *account_instance(nl_instance *parent,
+                                     const nl_jsz_account *acc) {
+  for (size_t i = 0; i < parent->n_accounts; i++)
+    if (strcmp(parent->accounts[i]->account_id, acc->id) == 0)
+      return parent->accounts[i];
+  nl_instance **grown =
+      realloc(parent->accounts, (parent->n_accounts + 1) * sizeof(*grown));
+  if (grown == NULL)
+    return NULL;
+  parent->accounts = grown;
+  nl_instance *a = calloc(1, sizeof(*a));
+  if (a == NULL)
+    return NULL;
+  a->parent = parent;
+  a->name = strdup(parent->name);
+  a->account = strdup(acc->name);
+  a->account_id = strdup(acc->id);
+  a->params = parent->params;
+  a->consumer_values = parent->consumer_values;
+  a->transport = parent->transport;
+  a->timeout_s = parent->timeout_s;
+  a->interval = parent->interval;
+  a->health = parent->health;
+  a->health.account = a->account;
+  a->health.last_summary_ns = 0;
+  a->health.published = a->health.failed = 0;
+  pthread_mutex_init(&a->engine_lock, NULL);
+  pthread_mutex_init(&a->created_lock, NULL);
+  pthread_mutex_init(&a->send_lock, NULL);
+  C_COMPLAIN_INIT(&a->poll_complaint);
+  C_COMPLAIN_INIT(&a->connect_complaint);
+  C_COMPLAIN_INIT(&a->publish_complaint);
+  C_COMPLAIN_INIT(&a->overrun_complaint);
+  a->disconnects_seen = nl_transport_disconnects(parent->transport);
+  if (a->name == NULL || a->account == NULL || a->account_id == NULL ||
+      (a->engine = nl_engine_create(&a->params)) == NULL) {
+    instance_free(a);
+    return NULL;
+  }
+  if (account_prefix(a) != 0) {
+    WARNING(LOG_PREFIX "Instance \"%s\": account \"%s\": HealthSubjectPrefix "
+                       "leaves no room for the account in the subject; its "
+                       "health events are off.",
+            parent->name, a->account);
+    a->health.enabled = false;
+  }
+  parent->accounts[parent->n_accounts++] = a;
+  INFO(LOG_PREFIX "Instance \"%s\": watching account \"%s\" (%zu "
+                  "stream(s), %zu consumer(s)).",
+       parent->name, a->account, acc->set.n_streams, acc->set.n_consumers);
+  return a;
+}
+
+/* One poll of a SystemAccount instance: one JSZ request for every account,
+ * each account's view applied to its account instance; an account no
+ * longer listed by a complete poll has its consumers dropped (an empty
+ * view), one missing from a short poll keeps them, unobservable. */
+static void poll_system(nl_instance *inst, read_ctx *rc) {
+  nl_jsz_result r;
+  nl_poll_stats stats;
+  int status =
+      nl_jsz_poll_run(nl_transport_gather, inst->transport,
+                      &inst->account_select, &inst->select, &r, &stats);
+  if (poll_outcome(inst, rc, status, &stats) != 0)
+    return;
+  size_t consumers = 0, streams = 0, unobservable = 0, kept = 0;
+  for (size_t i = 0; i < r.n_accounts; i++) {
+    consumers += r.accounts[i].set.n_consumers;
+    streams += r.accounts[i].set.n_streams;
+    unobservable += r.accounts[i].set.unobservable;
+  }
+  if (!inst->polled_once) {
+    INFO(LOG_PREFIX "Instance \"%s\": first poll done: %zu of %zu server(s) "
+                    "answered; %zu account(s), %zu stream(s) and %zu "
+                    "consumer(s) watched.",
+         inst->name, r.servers, r.expected, r.n_accounts, streams, consumers);
+    inst->polled_once = true;
+  }
+  update_values_limit(inst, consumers);
+  rc->findings_only = findings_only(inst);
+  uint64_t onsets = 0;
+  bool *listed = calloc(inst->n_accounts + r.n_accounts + 1, sizeof(*listed));
+  for (size_t i = 0; i < r.n_accounts; i++) {
+    nl_instance *a = account_instance(inst, &r.accounts[i]);
+    if (a == NULL) {
+      ERROR(LOG_PREFIX "Instance \"%s\": out of memory for account \"%s\".",
+            inst->name, r.accounts[i].name);
+      continue;
+    }
+    for (size_t k = 0; listed != NULL && k < inst->n_accounts; k++)
+      if (inst->accounts[k] == a)
+        listed[k] = true;
+    uint64_t o = 0, contradicted = 0;
+    kept += apply_poll(a, rc, &r.accounts[i].set, &o, &contradicted);
+    onsets += o;
+  }
+  for (size_t k = 0; listed != NULL && k < inst->n_accounts; k++) {
+    if (listed[k])
+      continue;
+    nl_snapshot_set none = {.stream_list_short = r.servers < r.expected};
+    uint64_t o = 0, contradicted = 0;
+    kept += apply_poll(inst->accounts[k], rc, &none, &o, &contradicted);
+    onsets += o;
+  }
+  free(listed);
+  submit_instance(rc, CDTIME_T_TO_DOUBLE(cdtime() - rc->time), consumers,
+                  unobservable + kept, streams, true, onsets);
+  submit_gauge(rc, inst->name, "count", "accounts", (double)r.n_accounts);
+  submit_gauge(rc, inst->name, "count", "servers_answered", (double)r.servers);
+  submit_gauge(rc, inst->name, "count", "servers_expected", (double)r.expected);
+  nl_jsz_result_clear(&r);
+  if (stats.bytes_received >= NL_TRIM_BYTES)
+    malloc_trim(0);
+}
+
 /* One poll of an instance, on its poll thread (nl_poller), with the plugin
  * context of the read that asked for it: connects if needed, polls, applies
  * the snapshots, and dispatches values and notifications. A failed poll is
@@ -1174,6 +1475,10 @@ static void poll_run(void *ud) {
                        "advisories (%s); findings come from polling only.",
             inst->name, err);
 
+  if (inst->system_account) {
+    poll_system(inst, &rc);
+    return;
+  }
   nl_poll_config pc = {
       .select = inst->select,
       .budget_ns = (int64_t)CDTIME_T_TO_NS(plugin_get_interval()),
@@ -1194,31 +1499,10 @@ static void poll_run(void *ud) {
     WARNING(LOG_PREFIX "Instance \"%s\": the poll log \"%s\" is no longer "
                        "written: %s.",
             inst->name, inst->poll_log_path, why);
-  inst->api_requests += stats.requests;
-  inst->api_errors += stats.errors;
-  /* The error may name a stream (from the server): printable only. */
-  nl_printable(stats.first_error, false, stats.first_error,
-               sizeof(stats.first_error));
-  if (status != 0) {
-    c_complain(LOG_ERR, &inst->poll_complaint,
-               LOG_PREFIX "Instance \"%s\": poll failed: %s.", inst->name,
-               stats.first_error);
-    poll_state(&rc, true, stats.first_error);
-    submit_failed_poll(&rc, nl_transport_connected(inst->transport));
-    nl_http_poll_failed(inst->http, stats.first_error,
-                        (int64_t)CDTIME_T_TO_NS(rc.time));
+  if (poll_outcome(inst, &rc, status, &stats) != 0) {
     nl_snapshot_set_clear(&set);
     return;
   }
-  if (stats.errors > 0)
-    c_complain(LOG_WARNING, &inst->poll_complaint,
-               LOG_PREFIX "Instance \"%s\": %" PRIu64 " stream(s) not fully "
-                          "read: %s.",
-               inst->name, stats.streams_incomplete, stats.first_error);
-  else
-    c_release(LOG_INFO, &inst->poll_complaint,
-              LOG_PREFIX "Instance \"%s\": polls succeed again.", inst->name);
-  poll_state(&rc, false, NULL);
   if (!inst->polled_once) {
     /* One line per instance, so that a healthy start shows in the log. */
     INFO(LOG_PREFIX "Instance \"%s\": first poll done: %zu stream(s) and "
@@ -1229,38 +1513,12 @@ static void poll_run(void *ud) {
 
   update_values_limit(inst, set.n_consumers);
   rc.findings_only = findings_only(inst);
-  nl_engine_sink sink = {sink_consumer, sink_stream, sink_transition};
-  int64_t now_ns = (int64_t)CDTIME_T_TO_NS(rc.time);
   /* Advisories that arrived before this poll go in first (the advisory
    * thread feeds them too; whichever comes first). Feeding makes no
    * network request, so this waits at most for a batch being fed. */
   nl_advisory_thread_drain(inst->adv);
-  transition_list held = {0};
-  rc.held = &held;
-  uint64_t disconnects = nl_transport_disconnects(inst->transport);
-  pthread_mutex_lock(&inst->engine_lock);
-  nl_http_lock(inst->http);
-  if (disconnects != inst->disconnects_seen)
-    nl_engine_gap(inst->engine, now_ns);
-  inst->disconnects_seen = disconnects;
-  size_t kept = nl_engine_apply(inst->engine, &set, now_ns, &sink, &rc);
-  nl_http_unlock(inst->http);
-  nl_http_update(inst->http, &set, now_ns);
-  send_transitions(&rc); /* Releases engine_lock. */
-  transition_list_free(&held);
-  /* The summary counts the engine as it is now, after the events of every
-   * change it counts went out (send_transitions). */
-  pthread_mutex_lock(&inst->engine_lock);
-  pthread_mutex_lock(&inst->send_lock);
-  int sent = nl_health_summary(&inst->health, nl_transport_publish,
-                               inst->transport, inst->engine, inst->name,
-                               set.n_streams, now_ns, err, sizeof(err));
-  publish_result(inst, sent, err);
-  pthread_mutex_unlock(&inst->send_lock);
-  uint64_t onsets = nl_onset_rate_last_hour(&inst->onsets, now_ns);
-  uint64_t fed, unknown, contradicted;
-  nl_engine_advisory_counts(inst->engine, &fed, &unknown, &contradicted);
-  pthread_mutex_unlock(&inst->engine_lock);
+  uint64_t onsets = 0, contradicted = 0;
+  size_t kept = apply_poll(inst, &rc, &set, &onsets, &contradicted);
   submit_advisory_counts(&rc, contradicted);
   submit_instance(&rc, CDTIME_T_TO_DOUBLE(cdtime() - rc.time), set.n_consumers,
                   set.unobservable + kept, set.n_streams, true, onsets);

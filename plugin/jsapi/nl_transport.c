@@ -25,6 +25,9 @@ struct nl_transport {
   struct nl_sub *subs;
   bool signs_nonce; /* NKey or credentials: see nl_nkey_connect. */
   bool closing;     /* nl_transport_close was called. */
+  /* InboxPrefix, or "_INBOX": the start of nl_transport_gather's reply
+   * subjects. */
+  char inbox_prefix[256];
 };
 
 /* One subscription: the cnats handle and the receiver it calls. */
@@ -175,6 +178,8 @@ int nl_transport_create(const nl_transport_config *cfg, nl_transport **out,
     step = "NKeySeed";
     s = natsOptions_SetNKeyFromSeed(t->opts, pub, cfg->nkey_seed_file);
   }
+  snprintf(t->inbox_prefix, sizeof(t->inbox_prefix), "%s",
+           cfg->inbox_prefix ? cfg->inbox_prefix : "_INBOX");
   if (s == NATS_OK && cfg->inbox_prefix) {
     step = "InboxPrefix";
     s = natsOptions_SetCustomInboxPrefix(t->opts, cfg->inbox_prefix);
@@ -263,6 +268,85 @@ int nl_transport_request(void *ctx, const char *subject, const char *payload,
   *reply = copy;
   *reply_len = (size_t)len;
   return 0;
+}
+
+static int64_t monotonic_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* After a gather that received nothing: when the server refused this
+ * connection a publish or subscription naming subject (its last
+ * asynchronous error), writes why into err and returns true. */
+static bool refused(nl_transport *t, const char *subject, char *err,
+                    size_t errlen) {
+  const char *text = NULL;
+  natsStatus s = natsConnection_GetLastError(t->conn, &text);
+  if (s != NATS_NOT_PERMITTED || text == NULL || strstr(text, subject) == NULL)
+    return false;
+  snprintf(err, errlen, "the server refused it: %s", text);
+  return true;
+}
+
+int nl_transport_gather(void *ctx, const char *subject, const char *payload,
+                        nl_reply_fn fn, void *ud, char *err, size_t errlen) {
+  nl_transport *t = ctx;
+  if (!nl_transport_connected(t)) {
+    snprintf(err, errlen, "not connected (cnats is reconnecting)");
+    return NL_TRANSPORT_UNREACHABLE;
+  }
+  natsInbox *nuid = NULL;
+  natsSubscription *sub = NULL;
+  char inbox[320];
+  natsStatus s = natsInbox_Create(&nuid);
+  if (s == NATS_OK) {
+    /* natsInbox_Create gives "_INBOX.<unique>": keep the unique part. */
+    const char *unique = strchr(nuid, '.');
+    snprintf(inbox, sizeof(inbox), "%s.%s", t->inbox_prefix,
+             unique ? unique + 1 : nuid);
+    s = natsConnection_SubscribeSync(&sub, t->conn, inbox);
+  }
+  if (s == NATS_OK)
+    s = natsConnection_PublishRequestString(t->conn, subject, inbox, payload);
+  int64_t deadline = monotonic_ms() + t->timeout_ms;
+  int received = 0;
+  bool done = false;
+  while (s == NATS_OK && !done) {
+    int64_t left = deadline - monotonic_ms();
+    natsMsg *msg = NULL;
+    if (left <= 0)
+      break;
+    natsStatus ns = natsSubscription_NextMsg(&msg, sub, left);
+    if (ns == NATS_TIMEOUT)
+      break;
+    if (ns != NATS_OK) {
+      s = ns;
+      break;
+    }
+    if (natsMsg_IsNoResponders(msg)) {
+      natsMsg_Destroy(msg);
+      s = NATS_NO_RESPONDERS;
+      break;
+    }
+    int len = natsMsg_GetDataLength(msg);
+    done = fn(ud, natsMsg_GetData(msg), len > 0 ? (size_t)len : 0);
+    received++;
+    natsMsg_Destroy(msg);
+  }
+  natsSubscription_Destroy(sub);
+  natsInbox_Destroy(nuid);
+  if (s == NATS_NO_RESPONDERS) {
+    snprintf(err, errlen, "no responders on %s", subject);
+    return NL_TRANSPORT_NO_JETSTREAM;
+  }
+  if (s != NATS_OK)
+    return status_text(s, "request", err, errlen);
+  if (received == 0 && refused(t, subject, err, errlen))
+    return NL_TRANSPORT_AUTH;
+  if (received == 0 && refused(t, inbox, err, errlen))
+    return NL_TRANSPORT_AUTH;
+  return received;
 }
 
 int nl_transport_publish(void *ctx, const char *subject, const char *data,

@@ -72,6 +72,22 @@ int nl_transport_request(void *ctx, const char *subject, const char *payload,
                          char **reply, size_t *reply_len, char *err,
                          size_t errlen);
 
+/* Receives one reply of a gathered request (data is not NUL-terminated and
+ * is valid only during the call). Returns true when no more are wanted. */
+typedef bool (*nl_reply_fn)(void *ud, const char *data, size_t len);
+
+/* Sends payload to subject with a reply subject of its own (under the
+ * InboxPrefix) and passes each reply to fn, on the calling thread, until fn
+ * returns true or the timeout has passed since the request went out: a
+ * request answered by many servers ($SYS.REQ.SERVER.PING.*). Returns how
+ * many replies fn received (0 when none came in time), or a negative
+ * nl_transport_status with err: UNREACHABLE while not connected,
+ * NO_JETSTREAM when nothing listens on subject, AUTH when the server
+ * refused the publish or the reply subscription (err names the subject),
+ * ERROR. */
+int nl_transport_gather(void *ctx, const char *subject, const char *payload,
+                        nl_reply_fn fn, void *ud, char *err, size_t errlen);
+
 /* An nl_publish_fn (see nl_health.h) on transport ctx: publishes len bytes
  * of data on subject. Fails at once while not connected (nothing is queued
  * for a reconnect); otherwise cnats buffers the message and its flusher

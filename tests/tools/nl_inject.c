@@ -74,6 +74,8 @@ static const char *usage_text =
     "  watch STREAM CONSUMER [--interval SECONDS] [--count N]\n"
     "  record SUBJECT [--count N] [--out FILE] [--duration SECONDS]\n"
     "  request SUBJECT [BODY]            (raw API request, prints the reply)\n"
+    "  gather SUBJECT [BODY] [--count N] (prints every reply within\n"
+    "                                     --timeout-ms, one per line)\n"
     "  churn STREAM --duration SECONDS   (ephemeral consumers created and\n"
     "                                     deleted as fast as possible)\n"
     "  respond SUBJECT (--reply JSON | --reply-file FILE) [--delay-ms MS]\n"
@@ -1391,6 +1393,41 @@ static int cmd_request(void) {
   return 0;
 }
 
+/* gather: sends BODY to SUBJECT and prints every reply (one per line)
+ * that comes within --timeout-ms, or until --count replies: the requests
+ * many servers answer ($SYS.REQ.SERVER.PING.*). */
+static int cmd_gather(void) {
+  check_args("--count", 2, 3);
+  long want = (long)opt_double("--count", 0);
+  connect_server();
+  natsInbox *inbox = NULL;
+  natsSubscription *sub = NULL;
+  natsStatus s = natsInbox_Create(&inbox);
+  if (s == NATS_OK)
+    s = natsConnection_SubscribeSync(&sub, g_nc, inbox);
+  if (s == NATS_OK)
+    s = natsConnection_PublishRequestString(g_nc, args.pos[1], inbox,
+                                            args.npos > 2 ? args.pos[2] : "");
+  long got = 0;
+  int64_t end = mono_ms() + g_timeout_ms;
+  while (s == NATS_OK && (want <= 0 || got < want)) {
+    int64_t left = end - mono_ms();
+    natsMsg *m = NULL;
+    if (left <= 0 || natsSubscription_NextMsg(&m, sub, left) != NATS_OK)
+      break;
+    fwrite(natsMsg_GetData(m), 1, (size_t)natsMsg_GetDataLength(m), stdout);
+    fputc('\n', stdout);
+    natsMsg_Destroy(m);
+    got++;
+  }
+  natsSubscription_Destroy(sub);
+  natsInbox_Destroy(inbox);
+  if (s != NATS_OK)
+    die(1, "gather: %s", natsStatus_GetText(s));
+  fprintf(stderr, "gathered %ld replies\n", got);
+  return got > 0 ? 0 : 1;
+}
+
 /* churn: creates ephemeral consumers on STREAM and deletes each at once,
  * as fast as the server answers, for --duration seconds (the consumer
  * churn of request-reply services); prints how many were created. */
@@ -1516,6 +1553,7 @@ int main(int argc, char **argv) {
               {"watch", cmd_watch},
               {"record", cmd_record},
               {"request", cmd_request},
+              {"gather", cmd_gather},
               {"churn", cmd_churn},
               {"respond", cmd_respond}};
   for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {

@@ -163,7 +163,11 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_nkey_bad_seeds)                                                       \
   X(test_history_past_samples_exact)                                           \
   X(test_history_restarts_on_huge_step)                                        \
-  X(test_history_times_to_the_millisecond)
+  X(test_history_times_to_the_millisecond)                                     \
+  X(test_jsz_single_server_accounts)                                           \
+  X(test_jsz_cluster_leaders)                                                  \
+  X(test_jsz_cluster_leader_down)                                              \
+  X(test_jsz_select_and_hostile)
 
 #define DECLARE(name) void name(void);
 TESTS(DECLARE)

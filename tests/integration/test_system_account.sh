@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# SystemAccount mode on a real nats-server with a system account and three
+# application accounts A, B and C, each holding the same streams and
+# consumers (tests/scenarios.sh: AW, GAP, MP, NAK, LONG, WPI, OK). One
+# collectd Instance with the least-privileged system-account user watches
+# all three through one JSZ request per poll. Each class is injected in one
+# account only:
+#   A: SEQUENCE_GAP, NAK_STORM;  B: MAX_PENDING_THROTTLE,
+#   ACK_WAIT_VIOLATION;          C: MISSING_PROGRESS (and B's healthy OK).
+# Each finding is raised under its own account (plugin instance
+# <instance>-<account>-<stream>, "(account X)" in the message, "account" in
+# the health event on <prefix>.account.<account>.violations...) and under
+# no other; the fix of the NAK_STORM clears it under A alone; the poll
+# count and the API request count grow together (one request per poll). A
+# second Instance whose user may not publish the JSZ request logs an error
+# that names the subject, and its collectd keeps running.
+set -u
+. "$(dirname "$0")/../lib.sh"
+nl_begin system_account
+PORT=$(nl_port NL_PORT_SYSACC 14680)
+cat >"$NL_TMP/server.conf" <<EOF
+listen: 127.0.0.1:$PORT
+jetstream { store_dir: "$NL_TMP/js" }
+accounts {
+  SYS: {
+    users: [
+      {user: admin, password: admin}
+      {user: mon, password: mon, permissions: {
+        publish: ["\$SYS.REQ.SERVER.PING.JSZ", "nats.lens.health.>"]
+        subscribe: ["_INBOX_nl.>"] }}
+      {user: nope, password: nope, permissions: {
+        publish: ["nats.lens.health.>"], subscribe: ["_INBOX.>"] }}
+    ]
+  }
+  A: { jetstream: enabled, users: [{user: a, password: a}] }
+  B: { jetstream: enabled, users: [{user: b, password: b}] }
+  C: { jetstream: enabled, users: [{user: c, password: c}] }
+}
+system_account: SYS
+EOF
+nl_start_server nats "$PORT" -c "$NL_TMP/server.conf" || exit 1
+url() { echo "nats://$1:$1@127.0.0.1:$PORT"; }
+. "$NL_ROOT/tests/scenarios.sh"
+NL_SCENARIO_OUT=$NL_TMP
+for acc in a b c; do
+  nl_scenario_setup "$(url "$acc")" >/dev/null || {
+    nl_fail setup/$acc "streams not created in account $acc"
+    exit 1
+  }
+done
+
+# Health events of every account, as the system account receives them.
+"$NL_INJECT" --server "$(url admin)" record 'nats.lens.health.>' \
+  --count 100000 --duration 150 --out "$NL_TMP/events.jsonl" \
+  2>"$NL_TMP/events.subjects" &
+NL_PIDS+=($!)
+nl_start_collectd "<Instance \"sys\">
+  URL \"$(url mon)\"
+  InboxPrefix \"_INBOX_nl\"
+  SystemAccount true
+  Timeout 2
+</Instance>
+<Instance \"nope\">
+  URL \"$(url nope)\"
+  SystemAccount true
+  Timeout 1
+</Instance>" 1 || exit 1
+
+nl_scenario_start_HEALTHY "$(url b)" 60
+nl_scenario_start_SEQUENCE_GAP "$(url a)"
+nl_scenario_start_NAK_STORM "$(url a)"
+nl_scenario_start_MAX_PENDING_THROTTLE "$(url b)"
+nl_scenario_start_ACK_WAIT_VIOLATION "$(url b)"
+nl_scenario_start_MISSING_PROGRESS "$(url c)"
+
+# found CLASS ACCOUNT STREAM SECONDS: a notification of CLASS under the
+# account's plugin instance, naming the account.
+found() {
+  nl_wait_notification "$4" "plugin_instance = sys-$2-$3," \
+    "type_instance = $1," "(account $2)" >/dev/null
+}
+# elsewhere CLASS ACCOUNT STREAM: the class fired under another account.
+elsewhere() {
+  local other
+  for other in A B C; do
+    [ "$other" = "$2" ] && continue
+    nl_notifications "plugin_instance = sys-$other-$3," |
+      grep -qF "type_instance = $1," && return 0
+  done
+  return 1
+}
+for case in SEQUENCE_GAP:A:GAP NAK_STORM:A:NAK MAX_PENDING_THROTTLE:B:MP \
+  ACK_WAIT_VIOLATION:B:AW MISSING_PROGRESS:C:LONG; do
+  IFS=: read -r cls acc stream <<<"$case"
+  if found "$cls" "$acc" "$stream" 60; then
+    nl_pass "found/$cls" "account $acc"
+  else
+    nl_fail "found/$cls" "no $cls under account $acc"
+  fi
+done
+for case in SEQUENCE_GAP:A:GAP NAK_STORM:A:NAK MAX_PENDING_THROTTLE:B:MP \
+  ACK_WAIT_VIOLATION:B:AW MISSING_PROGRESS:C:LONG; do
+  IFS=: read -r cls acc stream <<<"$case"
+  if elsewhere "$cls" "$acc" "$stream"; then
+    nl_fail "not-mixed/$cls" "$cls also raised in another account's $stream"
+  else
+    nl_pass "not-mixed/$cls"
+  fi
+done
+
+# The healthy consumer of B was watched (its deliveries counted) and raised
+# nothing.
+delivered=$(nl_csv_last sys-B-OK nats_lens_delivered good)
+if [ "${delivered:-0}" -gt 100 ] 2>/dev/null &&
+  [ -z "$(nl_notifications "plugin_instance = sys-B-OK,")" ]; then
+  nl_pass healthy-silent "delivered $delivered"
+else
+  nl_fail healthy-silent "delivered ${delivered:-none}; $(nl_notifications \
+    "plugin_instance = sys-B-OK," | head -n 2)"
+fi
+
+# The fix clears the NAK_STORM under A, and only there.
+nl_scenario_fix_NAK_STORM "$(url a)"
+if nl_wait_notification 60 "plugin_instance = sys-A-NAK," \
+  "type_instance = NAK_STORM," "severity = OKAY" >/dev/null; then
+  nl_pass cleared/NAK_STORM
+else
+  nl_fail cleared/NAK_STORM "no OKAY under account A"
+fi
+
+# Health events carry the account and go to its subject.
+sleep 1
+if python3 - "$NL_TMP/events.jsonl" "$NL_TMP/events.subjects" <<'PY'; then
+import json, sys
+# record writes each message as a line and "recorded SUBJECT" to stderr,
+# in the same order.
+events = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+subjects = [l.split(" ", 1)[1].strip() for l in open(sys.argv[2])
+            if l.startswith("recorded ")]
+seen = set()
+for ev, subject in zip(events, subjects):
+    if ev.get("type") == "SEQUENCE_GAP" and ev.get("state") == "firing":
+        seen.add(ev.get("account") == "A" and subject.startswith(
+            "nats.lens.health.account.A.violations.GAP."))
+sys.exit(0 if seen == {True} else 1)
+PY
+  nl_pass health-event-account
+else
+  nl_fail health-event-account "$(head -c 600 "$NL_TMP/events.jsonl")"
+fi
+
+# One request per poll: the requests counted and the polls done.
+polls=$(nl_csv_rows sys duration poll 1)
+requests=$(nl_csv_last sys derive api_requests)
+if [ "$polls" -ge 30 ] && [ "$requests" -le "$((polls + 1))" ] &&
+  [ "$requests" -ge "$((polls - 1))" ]; then
+  nl_pass one-request-per-poll "$requests requests in $polls polls"
+else
+  nl_fail one-request-per-poll "$requests requests in $polls polls"
+fi
+if [ "$(nl_csv_last sys count accounts)" = "3.000000" ] ||
+  [ "$(nl_csv_last sys count accounts)" = "3" ]; then
+  nl_pass accounts-counted
+else
+  nl_fail accounts-counted "count-accounts $(nl_csv_last sys count accounts)"
+fi
+
+# The user without the permission: a clear error naming the subject.
+if grep -q 'Instance "nope": poll failed: .*\$SYS.REQ.SERVER.PING.JSZ.*[Pp]ermission' \
+  "$NL_TMP/collectd.log"; then
+  nl_pass refused-permission
+else
+  nl_fail refused-permission "$(grep 'Instance "nope"' "$NL_TMP/collectd.log" |
+    head -n 3)"
+fi
+nl_check collectd-alive kill -0 "$NL_COLLECTD_PID"
+nl_end
