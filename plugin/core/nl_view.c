@@ -20,6 +20,13 @@ const char *nl_view_health(const nl_consumer_state *st) {
   return health;
 }
 
+/* 0 for "critical", 1 for "warning", 2 for anything else ("ok"). */
+static int health_rank(const char *health) {
+  return strcmp(health, "critical") == 0  ? 0
+         : strcmp(health, "warning") == 0 ? 1
+                                          : 2;
+}
+
 /* Starts a document: {"instance": ..., "generated_at": ...}. */
 static struct json_object *document(const char *instance, int64_t now_ns) {
   struct json_object *o = json_object_new_object();
@@ -53,13 +60,14 @@ static struct json_object *with_cost(struct json_object *o,
 
 /* The findings that cleared most recently, latest first: each as its
  * resolved event, with resolved_at and what it cost. */
-static struct json_object *resolved_array(const nl_engine *e,
-                                          const char *instance) {
+static struct json_object *
+resolved_array(const nl_engine *e, const char *instance, const char *account) {
   struct json_object *arr = json_object_new_array();
   const nl_resolved *r;
   for (size_t k = 0; arr != NULL && (r = nl_engine_resolved(e, k)) != NULL;
        k++) {
     nl_event ev = {.instance = instance,
+                   .account = account,
                    .stream = r->stream,
                    .consumer = r->consumer,
                    .finding = &r->f,
@@ -74,22 +82,25 @@ static struct json_object *resolved_array(const nl_engine *e,
   return arr;
 }
 
-char *nl_view_violations(nl_engine *e, const char *instance, int64_t now_ns,
-                         size_t *len) {
+int nl_view_violation_arrays(nl_engine *e, const char *instance,
+                             const char *account, struct json_object **active,
+                             struct json_object **resolved) {
   nl_active *list;
   size_t n;
+  *active = *resolved = NULL;
   if (nl_engine_active(e, NULL, NULL, &list, &n) != 0)
-    return NULL;
-  struct json_object *doc = document(instance, now_ns);
+    return -1;
   struct json_object *arr = json_object_new_array();
-  if (doc == NULL || arr == NULL) {
+  struct json_object *res = resolved_array(e, instance, account);
+  if (arr == NULL || res == NULL) {
     free(list);
-    json_object_put(doc);
     json_object_put(arr);
-    return NULL;
+    json_object_put(res);
+    return -1;
   }
   for (size_t i = 0; i < n; i++) {
     nl_event ev = {.instance = instance,
+                   .account = account,
                    .stream = list[i].stream,
                    .consumer = list[i].consumer,
                    .finding = list[i].f,
@@ -98,10 +109,91 @@ char *nl_view_violations(nl_engine *e, const char *instance, int64_t now_ns,
     json_object_array_add(arr, with_cost(nl_event_object(&ev), list[i].f));
   }
   free(list);
-  nl_json_add_number(doc, "count", (double)n);
-  json_object_object_add(doc, "violations", arr);
-  json_object_object_add(doc, "resolved", resolved_array(e, instance));
+  *active = arr;
+  *resolved = res;
+  return 0;
+}
+
+/* The violations document around its two arrays (taken). */
+static char *violations_document(const char *instance, int64_t now_ns,
+                                 struct json_object *active,
+                                 struct json_object *resolved, size_t *len) {
+  struct json_object *doc = document(instance, now_ns);
+  if (doc == NULL || active == NULL || resolved == NULL) {
+    json_object_put(doc);
+    json_object_put(active);
+    json_object_put(resolved);
+    return NULL;
+  }
+  nl_json_add_number(doc, "count", (double)json_object_array_length(active));
+  json_object_object_add(doc, "violations", active);
+  json_object_object_add(doc, "resolved", resolved);
   return nl_json_take_text(doc, len);
+}
+
+char *nl_view_violations(nl_engine *e, const char *instance, int64_t now_ns,
+                         size_t *len) {
+  struct json_object *active, *resolved;
+  if (nl_view_violation_arrays(e, instance, NULL, &active, &resolved) != 0)
+    return NULL;
+  return violations_document(instance, now_ns, active, resolved, len);
+}
+
+/* The text of member key of event object o, or "". */
+static const char *event_text(struct json_object *o, const char *key) {
+  struct json_object *v = NULL;
+  json_object_object_get_ex(o, key, &v);
+  const char *s = v ? json_object_get_string(v) : NULL;
+  return s ? s : "";
+}
+
+/* Active findings: most severe first, then account, stream, consumer and
+ * class. */
+static int active_order(const void *a, const void *b) {
+  struct json_object *x = *(struct json_object *const *)a;
+  struct json_object *y = *(struct json_object *const *)b;
+  int c = health_rank(event_text(x, "severity")) -
+          health_rank(event_text(y, "severity"));
+  static const char *const keys[] = {"account", "stream_name", "consumer_name",
+                                     "type"};
+  for (size_t k = 0; c == 0 && k < sizeof(keys) / sizeof(keys[0]); k++)
+    c = strcmp(event_text(x, keys[k]), event_text(y, keys[k]));
+  return c;
+}
+
+/* Resolved findings: latest first (RFC 3339 UTC times sort as text). */
+static int resolved_order(const void *a, const void *b) {
+  struct json_object *x = *(struct json_object *const *)a;
+  struct json_object *y = *(struct json_object *const *)b;
+  return strcmp(event_text(y, "resolved_at"), event_text(x, "resolved_at"));
+}
+
+/* A new array of the items of the n arrays (referenced again), sorted by
+ * order and cut to at most max items (0: no limit). */
+static struct json_object *
+merged_array(struct json_object *const *arrays, size_t n,
+             int (*order)(const void *, const void *), size_t max) {
+  struct json_object *out = json_object_new_array();
+  for (size_t i = 0; out != NULL && i < n; i++)
+    for (size_t k = 0; arrays[i] && k < json_object_array_length(arrays[i]);
+         k++)
+      json_object_array_add(
+          out, json_object_get(json_object_array_get_idx(arrays[i], k)));
+  if (out == NULL)
+    return NULL;
+  json_object_array_sort(out, order);
+  if (max > 0 && json_object_array_length(out) > max)
+    json_object_array_del_idx(out, max, json_object_array_length(out) - max);
+  return out;
+}
+
+char *nl_view_violations_merged(struct json_object *const *active,
+                                struct json_object *const *resolved, size_t n,
+                                const char *instance, int64_t now_ns,
+                                size_t *len) {
+  return violations_document(
+      instance, now_ns, merged_array(active, n, active_order, 0),
+      merged_array(resolved, n, resolved_order, NL_RESOLVED_MAX), len);
 }
 
 static const char *retention_name(nl_retention r) {
@@ -216,18 +308,13 @@ static const char *stream_findings(nl_engine *e, const char *name,
   return health;
 }
 
-static int health_rank(const char *health) {
-  return strcmp(health, "critical") == 0  ? 0
-         : strcmp(health, "warning") == 0 ? 1
-                                          : 2;
-}
-
-/* Most severe first, then by name. */
+/* Most severe first, then by account and name. */
 static int part_order(const void *a, const void *b) {
   const nl_view_stream_part *x = a, *y = b;
   if (x->rank != y->rank)
     return x->rank - y->rank;
-  return strcmp(x->names, y->names);
+  int c = strcmp(x->account ? x->account : "", y->account ? y->account : "");
+  return c != 0 ? c : strcmp(x->names, y->names);
 }
 
 /* Appends name and a newline to the growing buffer *buf (used bytes in
@@ -247,6 +334,12 @@ static int append_name(char **buf, size_t *n, const char *name) {
 
 int nl_view_streams_parts(const nl_snapshot_set *set, nl_engine *e,
                           int64_t poll_ns, nl_view_streams_doc *out) {
+  return nl_view_streams_parts_account(set, e, NULL, poll_ns, out);
+}
+
+int nl_view_streams_parts_account(const nl_snapshot_set *set, nl_engine *e,
+                                  const char *account, int64_t poll_ns,
+                                  nl_view_streams_doc *out) {
   *out = (nl_view_streams_doc){.polled_ns = poll_ns,
                                .unobservable = set->unobservable};
   nl_registry *reg = nl_engine_registry(e);
@@ -284,8 +377,11 @@ int nl_view_streams_parts(const nl_snapshot_set *set, nl_engine *e,
   }
   for (size_t i = 0; ok && i < n; i++) {
     struct json_object *so = stream_object(&set->streams[i]);
-    ok = so != NULL;
+    ok = so != NULL &&
+         (account == NULL || (out->parts[i].account = strdup(account)) != NULL);
     if (ok) {
+      if (account != NULL)
+        nl_json_add_string(so, "account", account);
       const char *own = stream_findings(e, set->streams[i].name, so);
       const char *h = worse(health[i], own);
       nl_json_add_string(so, "health", h);
@@ -326,9 +422,58 @@ void nl_view_streams_doc_free(nl_view_streams_doc *d) {
     free(d->parts[i].text);
     free(d->parts[i].problems);
     free(d->parts[i].names);
+    free(d->parts[i].account);
   }
   free(d->parts);
   *d = (nl_view_streams_doc){0};
+}
+
+/* Copies of n bytes of s (NUL-terminated, s may be NULL) into *out.
+ * Returns false out of memory. */
+static bool copy_text(const char *s, size_t n, char **out) {
+  *out = NULL;
+  if (s == NULL)
+    return true;
+  *out = malloc(n + 1);
+  if (*out != NULL)
+    memcpy(*out, s, n + 1);
+  return *out != NULL;
+}
+
+int nl_view_streams_merge(const nl_view_streams_doc *docs, size_t n,
+                          nl_view_streams_doc *out) {
+  *out = (nl_view_streams_doc){0};
+  size_t total = 0;
+  for (size_t i = 0; i < n; i++)
+    total += docs[i].n;
+  out->parts = calloc(total ? total : 1, sizeof(*out->parts));
+  if (out->parts == NULL)
+    return -1;
+  bool ok = true;
+  for (size_t i = 0; i < n; i++) {
+    if (docs[i].polled_ns > out->polled_ns)
+      out->polled_ns = docs[i].polled_ns;
+    out->unobservable += docs[i].unobservable;
+    for (size_t k = 0; ok && k < docs[i].n; k++) {
+      const nl_view_stream_part *p = &docs[i].parts[k];
+      nl_view_stream_part *q = &out->parts[out->n++];
+      q->len = p->len;
+      q->problems_len = p->problems_len;
+      q->rank = p->rank;
+      ok = copy_text(p->text, p->len, &q->text) &&
+           copy_text(p->problems, p->problems_len, &q->problems) &&
+           copy_text(p->names, strlen(p->names), &q->names) &&
+           copy_text(p->account, p->account ? strlen(p->account) : 0,
+                     &q->account);
+    }
+  }
+  if (!ok) {
+    nl_view_streams_doc_free(out);
+    return -1;
+  }
+  if (out->n > 1)
+    qsort(out->parts, out->n, sizeof(*out->parts), part_order);
+  return 0;
 }
 
 /* Whether part matches the state and search text of q. */
@@ -339,6 +484,9 @@ static bool part_matches(const nl_view_stream_part *p,
     if (want == -1 ? p->rank == 2 : p->rank != want)
       return false;
   }
+  if (q->account != NULL &&
+      (p->account == NULL || strcmp(p->account, q->account) != 0))
+    return false;
   if (q->stream != NULL) {
     size_t n = strlen(q->stream);
     if (strncmp(p->names, q->stream, n) != 0 || p->names[n] != '\n')

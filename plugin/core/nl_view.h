@@ -23,6 +23,24 @@ const char *nl_view_health(const nl_consumer_state *st);
 char *nl_view_violations(nl_engine *e, const char *instance, int64_t now_ns,
                          size_t *len);
 
+/* The two arrays of /api/violations for engine e of one account (account
+ * NULL: no account field): *active, its active findings in the shape of
+ * firing events, and *resolved, those that cleared lately, each item
+ * naming account. Returns 0 with both set (the caller puts them), or -1
+ * out of memory (both NULL). */
+int nl_view_violation_arrays(nl_engine *e, const char *instance,
+                             const char *account, struct json_object **active,
+                             struct json_object **resolved);
+
+/* GET /api/violations over several accounts: the items of the arrays
+ * (n of each, from nl_view_violation_arrays; borrowed) in one document,
+ * active findings most severe first, then by account, stream and
+ * consumer; the latest NL_RESOLVED_MAX resolved ones, latest first. */
+char *nl_view_violations_merged(struct json_object *const *active,
+                                struct json_object *const *resolved, size_t n,
+                                const char *instance, int64_t now_ns,
+                                size_t *len);
+
 /* GET /api/streams: the streams and consumers of set (the latest poll,
  * taken at poll_ns; 0 when none happened yet), each consumer with its
  * snapshot, its running totals and active classes from e, and each stream
@@ -40,8 +58,9 @@ typedef struct {
   size_t len;
   char *problems; /* The same with only the consumers that have a finding. */
   size_t problems_len;
-  int rank;    /* 0 critical, 1 warning, 2 ok. */
-  char *names; /* The stream's name, then its consumers', each ending '\n'. */
+  int rank;      /* 0 critical, 1 warning, 2 ok. */
+  char *names;   /* The stream's name, then its consumers', each ending '\n'. */
+  char *account; /* The stream's account (SystemAccount), else NULL. */
 } nl_view_stream_part;
 
 /* The streams of one poll, most severe first, then by name. */
@@ -57,6 +76,18 @@ typedef struct {
 int nl_view_streams_parts(const nl_snapshot_set *set, nl_engine *e,
                           int64_t poll_ns, nl_view_streams_doc *out);
 
+/* The same for the streams of one account: each stream object and part
+ * names the account. */
+int nl_view_streams_parts_account(const nl_snapshot_set *set, nl_engine *e,
+                                  const char *account, int64_t poll_ns,
+                                  nl_view_streams_doc *out);
+
+/* Copies the parts of the n documents docs into one, most severe first,
+ * then by account and name; polled_ns is the latest, unobservable the sum.
+ * Returns 0, or -1 out of memory (then *out holds nothing). */
+int nl_view_streams_merge(const nl_view_streams_doc *docs, size_t n,
+                          nl_view_streams_doc *out);
+
 void nl_view_streams_doc_free(nl_view_streams_doc *d);
 
 /* Which streams a request asks for: from offset, at most limit (0: all),
@@ -70,6 +101,7 @@ typedef struct {
   const char *q;
   const char *state;
   const char *stream;
+  const char *account; /* Only the streams of this account (NULL: any). */
   bool problems_only;
 } nl_view_streams_query;
 

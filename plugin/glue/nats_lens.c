@@ -647,7 +647,7 @@ static int config_instance(oconfig_item_t *ci) {
     cdtime_t interval =
         inst->interval ? inst->interval : cf_get_default_interval();
     nl_http_config hc = {inst->listen_host, inst->listen_port, inst->name,
-                         inst->engine,
+                         inst->system_account ? NULL : inst->engine,
                          (int64_t)CDTIME_T_TO_NS(3 * interval) +
                              (int64_t)(inst->timeout_s * 1e9)};
     int rc = nl_http_create(&hc, &inst->http, err, sizeof(err));
@@ -1285,14 +1285,20 @@ static size_t apply_poll(nl_instance *inst, read_ctx *rc,
   arc.held = &held;
   char err[256];
   uint64_t disconnects = nl_transport_disconnects(inst->transport);
+  /* An account instance's documents go to its parent's listener, merged
+   * there by nl_http_publish. */
+  nl_http *web = inst->parent ? inst->parent->http : inst->http;
   pthread_mutex_lock(&inst->engine_lock);
-  nl_http_lock(inst->http);
+  nl_http_lock(web);
   if (disconnects != inst->disconnects_seen)
     nl_engine_gap(inst->engine, now_ns);
   inst->disconnects_seen = disconnects;
   size_t kept = nl_engine_apply(inst->engine, set, now_ns, &sink, &arc);
-  nl_http_unlock(inst->http);
-  nl_http_update(inst->http, set, now_ns);
+  nl_http_unlock(web);
+  if (inst->parent != NULL)
+    nl_http_update_account(web, inst->account, inst->engine, set, now_ns);
+  else
+    nl_http_update(web, set, now_ns);
   send_transitions(&arc); /* Releases engine_lock. */
   transition_list_free(&held);
   /* The summary counts the engine as it is now, after the events of every
@@ -1437,6 +1443,7 @@ static void poll_system(nl_instance *inst, read_ctx *rc) {
     onsets += o;
   }
   free(listed);
+  nl_http_publish(inst->http, (int64_t)CDTIME_T_TO_NS(rc->time));
   submit_instance(rc, CDTIME_T_TO_DOUBLE(cdtime() - rc->time), consumers,
                   unobservable + kept, streams, true, onsets);
   submit_gauge(rc, inst->name, "count", "accounts", (double)r.n_accounts);

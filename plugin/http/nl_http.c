@@ -46,6 +46,7 @@
 
 /* A rendered /api/history document, refreshed after each poll. */
 typedef struct {
+  nl_engine *engine; /* Whose registry holds the consumer. */
   char stream[NL_NAME_MAX + 1];
   char consumer[NL_NAME_MAX + 1];
   char *text;
@@ -54,11 +55,25 @@ typedef struct {
   nl_series longer; /* Up to an hour of its polls, from when it was kept. */
 } history_doc;
 
+/* SystemAccount: one account's engine and its latest documents, which
+ * nl_http_publish merges into those served. */
+typedef struct {
+  char *account;
+  nl_engine *engine;
+  struct json_object *active;   /* Its active findings (event objects). */
+  struct json_object *resolved; /* Those that cleared lately. */
+  nl_view_streams_doc streams;
+} account_scope;
+
 struct nl_http {
   struct MHD_Daemon *daemon;
   int fd;
   char *instance;
-  nl_engine *engine;
+  nl_engine *engine; /* NULL with SystemAccount: see accounts. */
+  /* SystemAccount: the accounts seen so far (guarded by doc_lock; added by
+   * the poller, never removed before nl_http_stop). */
+  account_scope *accounts;
+  size_t n_accounts;
   int64_t stale_after_ns; /* Documents older than this are stale. */
   /* The registry lock: held by the poller while it changes the registry,
    * and by /api/history while it renders a consumer not yet kept. */
@@ -259,16 +274,20 @@ static enum MHD_Result reply_streams(nl_http *h, struct MHD_Connection *conn) {
   nl_view_streams_query q = {0};
   char text_q[NL_NAME_MAX + 1], stream[NL_NAME_MAX + 1];
   char state[NL_NAME_MAX + 1], which[NL_NAME_MAX + 1];
+  char account[NL_NAME_MAX + 1];
+  int has_account = query_text(conn, "account", account);
   int has_q = query_text(conn, "q", text_q);
   int has_stream = query_text(conn, "stream", stream);
   int has_state = query_text(conn, "state", state);
   int has_which = query_text(conn, "consumers", which);
-  if (has_q < 0 || has_stream < 0 || has_state < 0 || has_which < 0)
+  if (has_q < 0 || has_stream < 0 || has_state < 0 || has_which < 0 ||
+      has_account < 0)
     return reply_error(conn, MHD_HTTP_BAD_REQUEST,
                        "a query argument has a bad escape, a control "
                        "character, or more than 1024 bytes");
   q.q = has_q ? text_q : NULL;
   q.stream = has_stream ? stream : NULL;
+  q.account = has_account ? account : NULL;
   q.state = has_state ? state : NULL;
   if (has_which && strcmp(which, "problem") != 0 && strcmp(which, "all") != 0)
     return reply_error(conn, MHD_HTTP_BAD_REQUEST,
@@ -335,10 +354,11 @@ static enum MHD_Result reply_healthz(nl_http *h, struct MHD_Connection *conn) {
 
 /* Finds the kept document of stream/consumer; call with doc_lock held.
  * Returns it or NULL. */
-static history_doc *history_find(nl_http *h, const char *stream,
-                                 const char *consumer) {
+static history_doc *history_find(nl_http *h, const nl_engine *e,
+                                 const char *stream, const char *consumer) {
   for (size_t i = 0; i < h->n_history; i++)
-    if (strcmp(h->history[i].stream, stream) == 0 &&
+    if (h->history[i].engine == e &&
+        strcmp(h->history[i].stream, stream) == 0 &&
         strcmp(h->history[i].consumer, consumer) == 0)
       return &h->history[i];
   return NULL;
@@ -347,9 +367,10 @@ static history_doc *history_find(nl_http *h, const char *stream,
 /* Keeps text (taken; NULL until history_refresh renders it) as the document
  * of stream/consumer: in its own entry, a free one, or the one asked for
  * longest ago; call with doc_lock held. */
-static void history_keep(nl_http *h, const char *stream, const char *consumer,
-                         char *text, size_t len, int64_t now) {
-  history_doc *d = history_find(h, stream, consumer);
+static void history_keep(nl_http *h, nl_engine *e, const char *stream,
+                         const char *consumer, char *text, size_t len,
+                         int64_t now) {
+  history_doc *d = history_find(h, e, stream, consumer);
   bool fresh = d == NULL;
   if (d == NULL && h->n_history < NL_HTTP_HISTORY_KEPT) {
     d = &h->history[h->n_history++];
@@ -364,6 +385,7 @@ static void history_keep(nl_http *h, const char *stream, const char *consumer,
   if (fresh)
     d->longer = (nl_series){0};
   free(d->text);
+  d->engine = e;
   snprintf(d->stream, sizeof(d->stream), "%s", stream);
   snprintf(d->consumer, sizeof(d->consumer), "%s", consumer);
   d->text = text;
@@ -389,8 +411,24 @@ static bool registry_lock_bounded(nl_http *h) {
 static enum MHD_Result reply_history(nl_http *h, struct MHD_Connection *conn,
                                      const char *stream, const char *consumer) {
   int64_t now = now_ns();
+  char account[NL_NAME_MAX + 1] = "";
+  int has_account = query_text(conn, "account", account);
+  if (has_account < 0)
+    return reply_error(conn, MHD_HTTP_BAD_REQUEST, "bad account argument");
+  if (h->engine == NULL && has_account == 0)
+    return reply_error(conn, MHD_HTTP_BAD_REQUEST,
+                       "this instance watches every account: name it, as "
+                       "in ?account=NAME");
   pthread_mutex_lock(&h->doc_lock);
-  history_doc *d = history_find(h, stream, consumer);
+  nl_engine *e = h->engine;
+  for (size_t i = 0; e == NULL && i < h->n_accounts; i++)
+    if (strcmp(h->accounts[i].account, account) == 0)
+      e = h->accounts[i].engine;
+  if (e == NULL) {
+    pthread_mutex_unlock(&h->doc_lock);
+    return reply_error(conn, MHD_HTTP_NOT_FOUND, "no such account");
+  }
+  history_doc *d = history_find(h, e, stream, consumer);
   if (d != NULL && d->text != NULL) {
     d->asked_ns = now;
     enum MHD_Result ret = reply(conn, MHD_HTTP_OK, JSON_TYPE, d->text, d->len);
@@ -403,7 +441,7 @@ static enum MHD_Result reply_history(nl_http *h, struct MHD_Connection *conn,
                        "a poll is being applied: retry in a second");
   bool found = false;
   size_t len = 0;
-  char *text = nl_view_history(nl_engine_registry(h->engine), stream, consumer,
+  char *text = nl_view_history(nl_engine_registry(e), stream, consumer,
                                h->instance, now, &found, &len);
   pthread_mutex_unlock(&h->registry_lock);
   if (!found)
@@ -412,7 +450,7 @@ static enum MHD_Result reply_history(nl_http *h, struct MHD_Connection *conn,
     return reply_error(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "out of memory");
   enum MHD_Result ret = reply(conn, MHD_HTTP_OK, JSON_TYPE, text, len);
   pthread_mutex_lock(&h->doc_lock);
-  history_keep(h, stream, consumer, text, len, now);
+  history_keep(h, e, stream, consumer, text, len, now);
   pthread_mutex_unlock(&h->doc_lock);
   return ret;
 }
@@ -421,36 +459,41 @@ static enum MHD_Result reply_history(nl_http *h, struct MHD_Connection *conn,
  * history starts with the finding, watched or not): a new one gets an
  * entry without text, which history_refresh renders. Call with doc_lock
  * held and the registry stable. */
-static void history_keep_findings(nl_http *h, int64_t now) {
+static void history_keep_findings(nl_http *h, nl_engine *e, int64_t now) {
   nl_active *list = NULL;
   size_t n = 0;
-  if (nl_engine_active(h->engine, NULL, NULL, &list, &n) != 0)
+  if (nl_engine_active(e, NULL, NULL, &list, &n) != 0)
     return;
   for (size_t i = 0; i < n; i++) {
     if (list[i].consumer == NULL || list[i].consumer[0] == '\0')
       continue;
-    history_doc *d = history_find(h, list[i].stream, list[i].consumer);
+    history_doc *d = history_find(h, e, list[i].stream, list[i].consumer);
     if (d != NULL)
       d->asked_ns = now;
     else
-      history_keep(h, list[i].stream, list[i].consumer, NULL, 0, now);
+      history_keep(h, e, list[i].stream, list[i].consumer, NULL, 0, now);
   }
   free(list);
 }
 
-/* Renders the kept history documents again from the registry (stable: the
- * caller holds the engine lock), after keeping those of consumers with a
- * finding (after a poll) and adding the latest poll to each one's longer
+/* Renders the kept history documents of engine e again from its registry
+ * (stable: the caller holds its engine lock), after keeping those of consumers
+ * with a finding (after a poll) and adding the latest poll to each one's longer
  * history, and drops those of consumers that are gone or not asked for in
  * NL_HTTP_HISTORY_KEEP_NS. Holds doc_lock throughout (a few milliseconds
  * at 64 documents): requests wait for that, never for a poll. */
-static void history_refresh(nl_http *h, int64_t now, bool polled) {
-  nl_registry *reg = nl_engine_registry(h->engine);
+static void history_refresh(nl_http *h, nl_engine *e, int64_t now,
+                            bool polled) {
+  nl_registry *reg = nl_engine_registry(e);
   pthread_mutex_lock(&h->doc_lock);
   if (polled)
-    history_keep_findings(h, now);
+    history_keep_findings(h, e, now);
   for (size_t i = 0; i < h->n_history;) {
     history_doc *d = &h->history[i];
+    if (d->engine != e) {
+      i++;
+      continue;
+    }
     const nl_consumer_state *st = nl_registry_find(reg, d->stream, d->consumer);
     if (st == NULL || now - d->asked_ns > NL_HTTP_HISTORY_KEEP_NS) {
       free(d->text);
@@ -579,7 +622,10 @@ int nl_http_create(const nl_http_config *cfg, nl_http **out, char *err,
   pthread_mutex_init(&h->doc_lock, NULL);
   /* Documents for the time before the first poll. */
   nl_snapshot_set empty = {0};
-  nl_http_update(h, &empty, 0);
+  if (h->engine != NULL)
+    nl_http_update(h, &empty, 0);
+  else
+    nl_http_publish(h, 0);
   h->fd = listen_on(cfg->host, cfg->port, err, errlen);
   if (h->fd < 0) {
     nl_http_stop(h);
@@ -624,6 +670,13 @@ void nl_http_stop(nl_http *h) {
     free(h->history[i].text);
   free(h->violations);
   nl_view_streams_doc_free(&h->streams);
+  for (size_t i = 0; i < h->n_accounts; i++) {
+    free(h->accounts[i].account);
+    json_object_put(h->accounts[i].active);
+    json_object_put(h->accounts[i].resolved);
+    nl_view_streams_doc_free(&h->accounts[i].streams);
+  }
+  free(h->accounts);
   free(h->instance);
   free(h);
 }
@@ -638,6 +691,112 @@ void nl_http_unlock(nl_http *h) {
     pthread_mutex_unlock(&h->registry_lock);
 }
 
+/* Swaps in a new violations document (taken, NULL: keep the old) and
+ * streams document (taken when have_streams), and counts a poll at poll_ns
+ * (0: none). */
+static void swap_documents(nl_http *h, char *v, size_t vlen,
+                           nl_view_streams_doc *s, bool have_streams,
+                           int64_t poll_ns) {
+  pthread_mutex_lock(&h->doc_lock);
+  if (v != NULL) {
+    free(h->violations);
+    h->violations = v;
+    h->violations_len = vlen;
+  }
+  nl_view_streams_doc old = {0};
+  if (have_streams) {
+    old = h->streams;
+    h->streams = *s;
+  }
+  if (poll_ns != 0) {
+    h->polls++;
+    h->last_poll_ns = poll_ns;
+    h->last_success_ns = poll_ns;
+    h->last_ok = true;
+    h->last_error[0] = '\0';
+  }
+  pthread_mutex_unlock(&h->doc_lock);
+  nl_view_streams_doc_free(&old);
+}
+
+void nl_http_update_account(nl_http *h, const char *account, nl_engine *e,
+                            const nl_snapshot_set *set, int64_t poll_ns) {
+  if (h == NULL)
+    return;
+  int64_t now = now_ns();
+  struct json_object *active = NULL, *resolved = NULL;
+  nl_view_violation_arrays(e, h->instance, account, &active, &resolved);
+  nl_view_streams_doc s;
+  bool have_streams =
+      nl_view_streams_parts_account(set, e, account, poll_ns, &s) == 0;
+  pthread_mutex_lock(&h->doc_lock);
+  account_scope *a = NULL;
+  for (size_t i = 0; a == NULL && i < h->n_accounts; i++)
+    if (h->accounts[i].engine == e)
+      a = &h->accounts[i];
+  if (a == NULL) {
+    account_scope *grown =
+        realloc(h->accounts, (h->n_accounts + 1) * sizeof(*grown));
+    char *name = strdup(account);
+    if (grown != NULL)
+      h->accounts = grown;
+    if (grown != NULL && name != NULL) {
+      a = &h->accounts[h->n_accounts++];
+      *a = (account_scope){.account = name, .engine = e};
+    } else
+      free(name);
+  }
+  nl_view_streams_doc old = {0};
+  if (a != NULL && active != NULL) {
+    json_object_put(a->active);
+    json_object_put(a->resolved);
+    a->active = active;
+    a->resolved = resolved;
+    active = resolved = NULL;
+  }
+  if (a != NULL && have_streams) {
+    old = a->streams;
+    a->streams = s;
+    have_streams = false;
+  }
+  pthread_mutex_unlock(&h->doc_lock);
+  json_object_put(active);
+  json_object_put(resolved);
+  nl_view_streams_doc_free(&old);
+  if (have_streams)
+    nl_view_streams_doc_free(&s);
+  history_refresh(h, e, now, poll_ns != 0);
+}
+
+void nl_http_publish(nl_http *h, int64_t poll_ns) {
+  if (h == NULL)
+    return;
+  pthread_mutex_lock(&h->doc_lock);
+  size_t n = h->n_accounts;
+  struct json_object **active = calloc(n ? n : 1, sizeof(*active));
+  struct json_object **resolved = calloc(n ? n : 1, sizeof(*resolved));
+  nl_view_streams_doc *docs = calloc(n ? n : 1, sizeof(*docs));
+  char *v = NULL;
+  size_t vlen = 0;
+  nl_view_streams_doc s;
+  bool have_streams = false;
+  if (active != NULL && resolved != NULL && docs != NULL) {
+    for (size_t i = 0; i < n; i++) {
+      active[i] = h->accounts[i].active;
+      resolved[i] = h->accounts[i].resolved;
+      docs[i] = h->accounts[i].streams;
+    }
+    v = nl_view_violations_merged(active, resolved, n, h->instance, now_ns(),
+                                  &vlen);
+    have_streams = nl_view_streams_merge(docs, n, &s) == 0;
+  }
+  pthread_mutex_unlock(&h->doc_lock);
+  free(active);
+  free(resolved);
+  free(docs);
+  swap_documents(h, v, vlen, &s, have_streams, poll_ns);
+}
+
 void nl_http_update(nl_http *h, const nl_snapshot_set *set, int64_t poll_ns) {
   if (h == NULL)
     return;
@@ -649,28 +808,8 @@ void nl_http_update(nl_http *h, const nl_snapshot_set *set, int64_t poll_ns) {
   char *v = nl_view_violations(h->engine, h->instance, now, &vlen);
   nl_view_streams_doc s;
   bool have_streams = nl_view_streams_parts(set, h->engine, poll_ns, &s) == 0;
-  pthread_mutex_lock(&h->doc_lock);
-  if (v != NULL) {
-    free(h->violations);
-    h->violations = v;
-    h->violations_len = vlen;
-    v = NULL;
-  }
-  nl_view_streams_doc old = {0};
-  if (have_streams) {
-    old = h->streams;
-    h->streams = s;
-  }
-  if (poll_ns != 0) {
-    h->polls++;
-    h->last_poll_ns = poll_ns;
-    h->last_success_ns = poll_ns;
-    h->last_ok = true;
-    h->last_error[0] = '\0';
-  }
-  pthread_mutex_unlock(&h->doc_lock);
-  nl_view_streams_doc_free(&old);
-  history_refresh(h, now, poll_ns != 0);
+  swap_documents(h, v, vlen, &s, have_streams, poll_ns);
+  history_refresh(h, h->engine, now, poll_ns != 0);
 }
 
 void nl_http_poll_failed(nl_http *h, const char *why, int64_t poll_ns) {

@@ -21,7 +21,10 @@ typedef struct {
   const char *host;     /* Address to bind, as in "127.0.0.1" or "::1". */
   const char *port;     /* Decimal port, 1 to 65535. */
   const char *instance; /* Shown in every document (copied). */
-  nl_engine *engine;    /* Read for /api/history; must outlive the server. */
+  /* Read for /api/history; must outlive the server. NULL for a
+   * SystemAccount instance, whose accounts come with
+   * nl_http_update_account. */
+  nl_engine *engine;
   /* /healthz says "stale" (503) when the latest poll started longer ago
    * than this (0: never). */
   int64_t stale_after_ns;
@@ -59,6 +62,19 @@ void nl_http_unlock(nl_http *h);
  * after nl_http_unlock and with the instance's engine lock still held, so
  * that nothing changes the registry meanwhile. */
 void nl_http_update(nl_http *h, const nl_snapshot_set *set, int64_t poll_ns);
+
+/* SystemAccount: renders the documents of one account's engine e (which
+ * must outlive the server) after its poll's set was applied, as
+ * nl_http_update does and under the same locks (e's engine lock held,
+ * after nl_http_unlock); nl_http_publish then serves every account's
+ * documents merged, each stream and finding naming its account. */
+void nl_http_update_account(nl_http *h, const char *account, nl_engine *e,
+                            const nl_snapshot_set *set, int64_t poll_ns);
+
+/* SystemAccount: merges the documents of every account into those served
+ * and counts a poll at poll_ns (0: none). Call with no engine lock held,
+ * after the accounts' nl_http_update_account of one poll. */
+void nl_http_publish(nl_http *h, int64_t poll_ns);
 
 /* Records a failed poll (why: one line) for /healthz; the documents of the
  * last good poll stay. */

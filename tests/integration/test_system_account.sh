@@ -18,6 +18,7 @@ set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin system_account
 PORT=$(nl_port NL_PORT_SYSACC 14680)
+HTTP=$(nl_port NL_PORT_SYSACC_HTTP 14690)
 cat >"$NL_TMP/server.conf" <<EOF
 listen: 127.0.0.1:$PORT
 jetstream { store_dir: "$NL_TMP/js" }
@@ -59,6 +60,7 @@ nl_start_collectd "<Instance \"sys\">
   InboxPrefix \"_INBOX_nl\"
   SystemAccount true
   Timeout 2
+  Listen \"127.0.0.1\" \"$HTTP\"
 </Instance>
 <Instance \"nope\">
   URL \"$(url nope)\"
@@ -147,6 +149,63 @@ PY
   nl_pass health-event-account
 else
   nl_fail health-event-account "$(head -c 600 "$NL_TMP/events.jsonl")"
+fi
+
+# The REST API names the account of every finding and stream; a stream
+# and a history are asked for by account.
+api() { curl -s -o "$NL_TMP/api.json" -w '%{http_code}' "http://127.0.0.1:$HTTP$1"; }
+if [ "$(api /api/violations)" = 200 ] && python3 - "$NL_TMP/api.json" <<'PY'; then
+import json, sys
+doc = json.load(open(sys.argv[1]))
+where = {(v.get("account"), v["stream_name"], v["type"]) for v in doc["violations"]}
+assert ("A", "GAP", "SEQUENCE_GAP") in where, where
+done = {(r.get("account"), r["stream_name"], r["type"]) for r in doc["resolved"]}
+assert ("A", "NAK", "NAK_STORM") in done, done
+assert all(v.get("account") in ("A", "B", "C") for v in doc["violations"])
+assert not any(a != "A" and t == "SEQUENCE_GAP" for a, s, t in where), where
+PY
+  nl_pass api/violations-account
+else
+  nl_fail api/violations-account "$(head -c 400 "$NL_TMP/api.json")"
+fi
+if [ "$(api '/api/streams?stream=GAP&account=A')" = 200 ] && python3 - "$NL_TMP/api.json" <<'PY'; then
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["matched"] == 1 and doc["total"] >= 21, doc["matched"]
+s = doc["streams"][0]
+assert s["account"] == "A" and s["name"] == "GAP" and s["health"] == "critical", s
+PY
+  nl_pass api/streams-account
+else
+  nl_fail api/streams-account "$(head -c 400 "$NL_TMP/api.json")"
+fi
+code_a=$(api '/api/history/GAP/slow?account=A')
+code_none=$(api '/api/history/GAP/slow')
+code_x=$(api '/api/history/GAP/slow?account=NOPE')
+if [ "$code_a" = 200 ] && [ "$code_none" = 400 ] && [ "$code_x" = 404 ]; then
+  nl_pass api/history-account
+else
+  nl_fail api/history-account "codes $code_a $code_none $code_x"
+fi
+
+# The dashboard shows each account's GAP as a block of its own, labelled
+# with the account, and draws the history of A's (asked with its account).
+out=$(python3 "$NL_ROOT/tests/tools/browser_probe.py" "http://127.0.0.1:$HTTP/" \
+  1400 900 \
+  "document.querySelector('.stream[data-stream=GAP][data-account=A] svg.chart')" \
+  "(function () {
+     var blocks = document.querySelectorAll('.stream[data-stream=GAP]');
+     return {blocks: blocks.length,
+             label: document.querySelector('.stream[data-stream=GAP][data-account=A] .stream-head strong').textContent,
+             card: document.querySelector('article.card[data-class=SEQUENCE_GAP]').getAttribute('data-account')};
+   })()" 2>&1)
+if python3 -c 'import json, sys
+d = json.loads(sys.argv[1])
+sys.exit(0 if d == {"blocks": 3, "label": "A \u203a GAP", "card": "A"} else 1)' \
+  "$out" 2>/dev/null; then
+  nl_pass dashboard/accounts "$out"
+else
+  nl_fail dashboard/accounts "$out"
 fi
 
 # One request per poll: the requests counted and the polls done.
