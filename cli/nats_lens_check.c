@@ -10,6 +10,7 @@
 #include "core/nl_audit.h"
 #include "core/nl_engine.h"
 #include "core/nl_expect.h"
+#include "jsapi/nl_jsz_poll.h"
 #include "jsapi/nl_poll.h"
 #include "jsapi/nl_transport.h"
 #include "jsapi/nl_transport_check.h"
@@ -164,54 +165,107 @@ static bool use_color(const nlc_options *o) {
          !(term && strcmp(term, "dumb") == 0);
 }
 
-/* Audits the newest snapshot, adds the live findings, prints the report and
- * returns the exit status. */
+/* Audits the newest snapshot of each of the n accounts (sets[k], named
+ * accounts[k], NULL for the one account of an ordinary check), adds the
+ * live findings of e (NULL: none), prints the report and returns the exit
+ * status. */
 static int report(const nlc_options *o, const char *servers,
-                  const nl_snapshot_set *set, nl_engine *e) {
-  nl_audit_result audit = {0};
+                  const nl_snapshot_set *const *sets,
+                  const char *const *accounts, size_t n, nl_engine *e) {
+  nl_audit_result *audits = calloc(n ? n : 1, sizeof(*audits));
   nl_active *live = NULL;
-  size_t n_live = 0;
-  if (nl_audit_run(set, &o->select, &o->audit, &audit) != 0 ||
-      (e && nl_engine_active(e, stream_kept, (void *)&o->select, &live,
-                             &n_live) != 0)) {
-    nl_audit_result_free(&audit);
-    return fail(o, "out of memory%s%s", "", NULL);
+  size_t n_live = 0, n_rows = 0;
+  bool ok = audits != NULL;
+  for (size_t k = 0; ok && k < n; k++) {
+    ok = nl_audit_run(sets[k], &o->select, &o->audit, &audits[k]) == 0;
+    n_rows += ok ? audits[k].n : 0;
   }
+  ok = ok && (e == NULL || nl_engine_active(e, stream_kept, (void *)&o->select,
+                                            &live, &n_live) == 0);
   nlc_report r = {.server = servers,
                   .watch_s = e ? o->watch_s : 0,
                   .samples = o->samples,
+                  .accounts = o->system_account ? n : 0,
                   .checked_at_ns = clock_ns(CLOCK_REALTIME)};
-  for (size_t i = 0; i < set->n_streams; i++)
-    r.streams += nl_stream_selected(&o->select, set->streams[i].name);
-  for (size_t i = 0; i < set->n_consumers; i++)
-    r.consumers += nl_stream_selected(&o->select, set->consumers[i].stream);
-  r.rows = calloc(audit.n + n_live + 1, sizeof(*r.rows));
-  if (r.rows == NULL) {
-    nl_audit_result_free(&audit);
-    free(live);
-    return fail(o, "out of memory%s%s", "", NULL);
+  if (ok)
+    ok = (r.rows = calloc(n_rows + n_live + 1, sizeof(*r.rows))) != NULL;
+  for (size_t k = 0; ok && k < n; k++) {
+    const nl_snapshot_set *set = sets[k];
+    for (size_t i = 0; i < set->n_streams; i++)
+      r.streams += nl_stream_selected(&o->select, set->streams[i].name);
+    for (size_t i = 0; i < set->n_consumers; i++)
+      r.consumers += nl_stream_selected(&o->select, set->consumers[i].stream);
+    for (size_t i = 0; i < audits[k].n; i++) {
+      nl_audit_finding *it = &audits[k].items[i];
+      nl_finding_guard_fix(&it->f, it->stream, it->consumer);
+      r.rows[r.n_rows++] =
+          (nlc_row){"config",   accounts[k],  nl_audit_class_name(it->cls),
+                    it->stream, it->consumer, &it->f};
+    }
   }
-  for (size_t i = 0; i < audit.n; i++) {
-    nl_finding_guard_fix(&audit.items[i].f, audit.items[i].stream,
-                         audit.items[i].consumer);
-    r.rows[r.n_rows++] = (nlc_row){
-        "config", nl_audit_class_name(audit.items[i].cls),
-        audit.items[i].stream, audit.items[i].consumer, &audit.items[i].f};
-  }
-  for (size_t i = 0; i < n_live; i++)
-    r.rows[r.n_rows++] = (nlc_row){"live", nl_class_name(live[i].f->cls),
-                                   live[i].stream, live[i].consumer, live[i].f};
-  nlc_report_sort(&r);
-  int code = nlc_report_exit_code(&r, o->format, o->fail_on);
-  if (o->format == NLC_FORMAT_JSON)
-    nlc_print_json(stdout, &r, code);
-  else if (o->format == NLC_FORMAT_NAGIOS)
-    nlc_print_nagios(stdout, &r);
-  else
-    nlc_print_text(stdout, &r, use_color(o));
+  for (size_t i = 0; ok && i < n_live; i++)
+    r.rows[r.n_rows++] = (nlc_row){"live",
+                                   NULL,
+                                   nl_class_name(live[i].f->cls),
+                                   live[i].stream,
+                                   live[i].consumer,
+                                   live[i].f};
+  int code = NLC_UNKNOWN;
+  if (ok) {
+    nlc_report_sort(&r);
+    code = nlc_report_exit_code(&r, o->format, o->fail_on);
+    if (o->format == NLC_FORMAT_JSON)
+      nlc_print_json(stdout, &r, code);
+    else if (o->format == NLC_FORMAT_NAGIOS)
+      nlc_print_nagios(stdout, &r);
+    else
+      nlc_print_text(stdout, &r, use_color(o));
+  } else
+    code = fail(o, "out of memory%s%s", "", NULL);
   free(r.rows);
   free(live);
-  nl_audit_result_free(&audit);
+  for (size_t k = 0; audits != NULL && k < n; k++)
+    nl_audit_result_free(&audits[k]);
+  free(audits);
+  return code;
+}
+
+/* --system-account: reads every account with one JSZ request (the servers'
+ * replies gathered), applies the declared expectations to each account
+ * and audits each on its own. Returns the exit status. */
+static int audit_accounts(const nlc_options *o, nl_transport *t,
+                          const char *servers) {
+  nl_jsz_result jr;
+  nl_poll_stats stats;
+  if (nl_jsz_poll_run(nl_transport_gather, t, &o->accounts, &o->select, &jr,
+                      &stats) != 0)
+    return fail(o,
+                "cannot read the accounts: %s (is the user in the system "
+                "account, with permission to publish to "
+                "$SYS.REQ.SERVER.PING.JSZ?)",
+                stats.first_error, NULL);
+  if (stats.errors > 0)
+    fprintf(stderr,
+            "nats-lens-check: %llu stream(s) not fully read (%s); they are "
+            "reported as UNOBSERVABLE\n",
+            (unsigned long long)stats.streams_incomplete, stats.first_error);
+  size_t n = jr.n_accounts;
+  const nl_snapshot_set **sets = calloc(n ? n : 1, sizeof(*sets));
+  const char **names = calloc(n ? n : 1, sizeof(*names));
+  int code;
+  if (sets == NULL || names == NULL)
+    code = fail(o, "out of memory%s%s", "", NULL);
+  else {
+    for (size_t k = 0; k < n; k++) {
+      nl_expect_apply(o->expects, o->n_expects, &jr.accounts[k].set, NULL);
+      sets[k] = &jr.accounts[k].set;
+      names[k] = jr.accounts[k].name;
+    }
+    code = report(o, servers, sets, names, n, NULL);
+  }
+  free(sets);
+  free(names);
+  nl_jsz_result_clear(&jr);
   return code;
 }
 
@@ -243,10 +297,13 @@ int main(int argc, char **argv) {
     if ((e = nl_engine_create(&dp)) == NULL)
       rc = fail(&o, "out of memory%s%s", "", NULL);
   }
-  if (rc == 0)
-    rc = take_snapshots(&o, t, e, &set);
-  if (rc == 0)
-    rc = report(&o, servers, &set, e);
+  if (rc == 0 && o.system_account)
+    rc = audit_accounts(&o, t, servers);
+  else if (rc == 0 && (rc = take_snapshots(&o, t, e, &set)) == 0) {
+    const nl_snapshot_set *sets[] = {&set};
+    const char *none[] = {NULL};
+    rc = report(&o, servers, sets, none, 1, e);
+  }
   fflush(stdout);
   nl_snapshot_set_clear(&set);
   nl_engine_free(e);

@@ -34,6 +34,11 @@ void nlc_options_usage(FILE *out) {
       "What to check:\n"
       "      --stream GLOB       only streams matching GLOB (repeatable)\n"
       "      --exclude-stream GLOB  leave out matching streams (repeatable)\n"
+      "      --system-account    the user is in the system account: audit\n"
+      "                          every account, one request in all\n"
+      "      --account GLOB      with --system-account, only accounts\n"
+      "                          matching GLOB (repeatable)\n"
+      "      --exclude-account GLOB  leave out matching accounts\n"
       "      --watch SECONDS     take --samples snapshots SECONDS apart and\n"
       "                          run the live detectors too\n"
       "      --samples N         snapshots for --watch (default 3, at least "
@@ -153,6 +158,9 @@ enum {
   OPT_EXCLUDE,
   OPT_WATCH,
   OPT_SAMPLES,
+  OPT_SYSTEM_ACCOUNT,
+  OPT_ACCOUNT,
+  OPT_EXCLUDE_ACCOUNT,
   OPT_EXPECT,
   OPT_TINY_MAX_DELIVER,
   OPT_MIN_MAX_ACK_PENDING,
@@ -175,6 +183,9 @@ static const struct option long_options[] = {
     {"stream", required_argument, NULL, OPT_STREAM},
     {"exclude-stream", required_argument, NULL, OPT_EXCLUDE},
     {"watch", required_argument, NULL, OPT_WATCH},
+    {"system-account", no_argument, NULL, OPT_SYSTEM_ACCOUNT},
+    {"account", required_argument, NULL, OPT_ACCOUNT},
+    {"exclude-account", required_argument, NULL, OPT_EXCLUDE_ACCOUNT},
     {"samples", required_argument, NULL, OPT_SAMPLES},
     {"expect", required_argument, NULL, OPT_EXPECT},
     {"tiny-max-deliver", required_argument, NULL, OPT_TINY_MAX_DELIVER},
@@ -232,6 +243,19 @@ static int apply(nlc_options *o, int opt, char *arg, char *err, size_t errlen) {
     if ((opt == OPT_STREAM
              ? add_glob(&o->select.include, &o->select.n_include, arg)
              : add_glob(&o->select.exclude, &o->select.n_exclude, arg)) != 0) {
+      snprintf(err, errlen, "out of memory");
+      return -1;
+    }
+    return 0;
+  case OPT_SYSTEM_ACCOUNT:
+    o->system_account = true;
+    return 0;
+  case OPT_ACCOUNT:
+  case OPT_EXCLUDE_ACCOUNT:
+    if ((opt == OPT_ACCOUNT
+             ? add_glob(&o->accounts.include, &o->accounts.n_include, arg)
+             : add_glob(&o->accounts.exclude, &o->accounts.n_exclude, arg)) !=
+        0) {
       snprintf(err, errlen, "out of memory");
       return -1;
     }
@@ -363,6 +387,18 @@ int nlc_options_parse(int argc, char **argv, nlc_options *o, char *err,
     snprintf(err, errlen, "unexpected argument \"%.100s\"", argv[optind]);
     return NLC_OPTIONS_ERROR;
   }
+  if ((o->accounts.n_include || o->accounts.n_exclude) && !o->system_account) {
+    snprintf(err, errlen,
+             "--account and --exclude-account go with "
+             "--system-account");
+    return NLC_OPTIONS_ERROR;
+  }
+  if (o->system_account && o->watch_s > 0) {
+    snprintf(err, errlen,
+             "--watch does not go with --system-account (the "
+             "audit reads every account once)");
+    return NLC_OPTIONS_ERROR;
+  }
   if (samples_set && o->watch_s == 0) {
     snprintf(err, errlen, "--samples goes with --watch");
     return NLC_OPTIONS_ERROR;
@@ -382,6 +418,8 @@ void nlc_options_free(nlc_options *o) {
   free(o->urls);
   free(o->select.include);
   free(o->select.exclude);
+  free(o->accounts.include);
+  free(o->accounts.exclude);
   for (size_t i = 0; i < o->n_expects; i++)
     nl_expect_spec_free(&o->expects[i]);
   free(o->expects);

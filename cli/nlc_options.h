@@ -36,6 +36,11 @@ typedef struct {
   const char *tls_key;
   /* --stream and --exclude-stream (the globs are borrowed from argv). */
   nl_stream_select select;
+  /* --system-account: the user is in the system account, and every
+   * account is audited through one JSZ request; --account and
+   * --exclude-account select accounts (globs borrowed from argv). */
+  bool system_account;
+  nl_stream_select accounts;
   double watch_s;   /* 0: configuration audit only. */
   unsigned samples; /* Snapshots taken with --watch (at least 2). */
   double timeout_s; /* Per request and for connecting. */

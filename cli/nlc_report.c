@@ -32,6 +32,8 @@ static int cmp_rows(const void *x, const void *y) {
   const ranked *a = x, *b = y;
   int d = severity_rank(a->row.f->severity) - severity_rank(b->row.f->severity);
   if (d == 0)
+    d = cmp_str(a->row.account, b->row.account);
+  if (d == 0)
     d = cmp_str(a->row.stream, b->row.stream);
   if (d == 0)
     d = cmp_str(a->row.consumer, b->row.consumer);
@@ -138,48 +140,75 @@ static const char *mode_text(const nlc_report *r, char *buf, size_t len) {
   return buf;
 }
 
+/* " (account A)" for a row of an account, else "": written into buf. */
+static const char *in_account(const nlc_row *row, bool ascii, char *buf,
+                              size_t len) {
+  char a[CLEAN_MAX];
+  buf[0] = '\0';
+  if (row->account != NULL)
+    snprintf(buf, len, " (account %s)",
+             nl_printable(row->account, ascii, a, sizeof(a)));
+  return buf;
+}
+
 void nlc_print_text(FILE *out, const nlc_report *r, bool color) {
   palette c = colours(color);
   char a[CLEAN_MAX], b[CLEAN_MAX], mode[160], counts[80];
-  fprintf(out, "nats-lens-check %s: %s: %zu streams, %zu consumers, %s\n",
-          NL_VERSION, nl_printable(r->server, false, a, sizeof(a)), r->streams,
-          r->consumers, mode_text(r, mode, sizeof(mode)));
+  char acc[CLEAN_MAX + 16] = "";
+  if (r->accounts > 0)
+    snprintf(acc, sizeof(acc), "%zu accounts, ", r->accounts);
+  fprintf(out, "nats-lens-check %s: %s: %s%zu streams, %zu consumers, %s\n",
+          NL_VERSION, nl_printable(r->server, false, a, sizeof(a)), acc,
+          r->streams, r->consumers, mode_text(r, mode, sizeof(mode)));
   if (r->n_rows == 0) {
     fprintf(out, "\n%sOK%s: no findings\n", c.ok, c.off);
     return;
   }
   /* The table: one line per finding, columns as wide as their contents
    * (within limits). */
-  int wc = 5, ws = 6;
+  int wc = 5, ws = 6, wa = r->accounts > 0 ? 7 : 0;
   for (size_t i = 0; i < r->n_rows; i++) {
     int n = (int)strlen(r->rows[i].cls);
     wc = n > wc ? n : wc;
+    if (r->accounts > 0) {
+      n = (int)strlen(nl_printable(
+          r->rows[i].account ? r->rows[i].account : "-", false, a, sizeof(a)));
+      wa = n > wa ? (n > 40 ? 40 : n) : wa;
+    }
     n = (int)strlen(nl_printable(r->rows[i].stream, false, a, sizeof(a)));
     ws = n > ws ? (n > 40 ? 40 : n) : ws;
   }
-  fprintf(out, "\n%s%-8s  %-*s  %-6s  %-*s  %s%s\n", c.dim, "SEVERITY", wc,
-          "CLASS", "KIND", ws, "STREAM", "CONSUMER", c.off);
+  /* With --system-account an ACCOUNT column comes before STREAM. */
+  fprintf(out, "\n%s%-8s  %-*s  %-6s  ", c.dim, "SEVERITY", wc, "CLASS",
+          "KIND");
+  if (wa > 0)
+    fprintf(out, "%-*s  ", wa, "ACCOUNT");
+  fprintf(out, "%-*s  %s%s\n", ws, "STREAM", "CONSUMER", c.off);
   for (size_t i = 0; i < r->n_rows; i++) {
     const nlc_row *row = &r->rows[i];
     bool crit = row->f->severity == NL_SEVERITY_CRITICAL;
+    fprintf(out, "%s%-8s%s  %-*s  %-6s  ", crit ? c.critical : c.warning,
+            crit ? "CRITICAL" : "WARNING", c.off, wc, row->cls, row->kind);
+    if (wa > 0)
+      fprintf(
+          out, "%-*s  ", wa,
+          nl_printable(row->account ? row->account : "-", false, a, sizeof(a)));
     fprintf(
-        out, "%s%-8s%s  %-*s  %-6s  %-*s  %s\n", crit ? c.critical : c.warning,
-        crit ? "CRITICAL" : "WARNING", c.off, wc, row->cls, row->kind, ws,
-        nl_printable(row->stream, false, a, sizeof(a)),
+        out, "%-*s  %s\n", ws, nl_printable(row->stream, false, a, sizeof(a)),
         row->consumer ? nl_printable(row->consumer, false, b, sizeof(b)) : "-");
   }
   /* The details of each finding. */
   for (size_t i = 0; i < r->n_rows; i++) {
     const nlc_row *row = &r->rows[i];
     bool crit = row->f->severity == NL_SEVERITY_CRITICAL;
-    char evidence[NL_TEXT_MAX];
-    fprintf(out, "\n%s%s%s %s %s%s%s (%s)\n", crit ? c.critical : c.warning,
+    char evidence[NL_TEXT_MAX], acc_text[CLEAN_MAX + 16];
+    fprintf(out, "\n%s%s%s %s %s%s%s%s (%s)\n", crit ? c.critical : c.warning,
             crit ? "CRITICAL" : "WARNING", c.off, row->cls,
             nl_printable(row->stream, false, a, sizeof(a)),
             row->consumer ? "/" : "",
             row->consumer ? nl_printable(row->consumer, false, b, sizeof(b))
                           : "",
-            row->kind);
+            in_account(row, false, acc_text, sizeof(acc_text)), row->kind);
     folded(out, "problem", row->f->description);
     if (row->f->n_evidence > 0)
       folded(out, "evidence",
@@ -199,6 +228,8 @@ static json_object *json_row(const nlc_row *row) {
   nl_json_add_string(o, "class", row->cls);
   nl_json_add_string(o, "kind", row->kind);
   nl_json_add_string(o, "severity", nl_severity_name(row->f->severity));
+  if (row->account != NULL)
+    nl_json_add_string(o, "account", row->account);
   nl_json_add_string(o, "stream", row->stream);
   nl_json_add_string(o, "consumer", row->consumer);
   nl_json_add_string(o, "description", row->f->description);
@@ -227,6 +258,8 @@ void nlc_print_json(FILE *out, const nlc_report *r, int exit_code) {
     nl_json_add_number(w, "samples", r->samples);
     json_object_object_add(doc, "watch", w);
   }
+  if (r->accounts > 0)
+    nl_json_add_number(doc, "accounts", (double)r->accounts);
   nl_json_add_number(doc, "streams", (double)r->streams);
   nl_json_add_number(doc, "consumers", (double)r->consumers);
   nl_json_add_string(doc, "status", states[nlc_report_state(r)]);
@@ -265,13 +298,14 @@ void nlc_print_nagios(FILE *out, const nlc_report *r) {
           r->streams, r->consumers, crit, warn, r->streams, r->consumers);
   for (size_t i = 0; i < r->n_rows; i++) {
     const nlc_row *row = &r->rows[i];
-    char fix[CLEAN_MAX];
-    fprintf(out, "%s %s %s%s%s: %s; fix: %s\n",
+    char fix[CLEAN_MAX], acc_text[CLEAN_MAX + 16];
+    fprintf(out, "%s %s %s%s%s%s: %s; fix: %s\n",
             row->f->severity == NL_SEVERITY_CRITICAL ? "CRITICAL" : "WARNING",
             row->cls, nl_printable(row->stream, true, a, sizeof(a)),
             row->consumer ? "/" : "",
             row->consumer ? nl_printable(row->consumer, true, b, sizeof(b))
                           : "",
+            in_account(row, true, acc_text, sizeof(acc_text)),
             nl_printable(row->f->description, true, d, sizeof(d)),
             nl_printable(row->f->fix_command, true, fix, sizeof(fix)));
   }

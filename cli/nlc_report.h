@@ -17,6 +17,7 @@
 /* One finding to report; all pointers borrowed. */
 typedef struct {
   const char *kind;     /* "config" (audit) or "live" (detectors). */
+  const char *account;  /* The stream's account (--system-account), or NULL. */
   const char *cls;      /* Class name. */
   const char *stream;   /* Stream name. */
   const char *consumer; /* Consumer name, NULL for a stream finding. */
@@ -29,12 +30,14 @@ typedef struct {
   unsigned samples;
   size_t streams;   /* Streams checked (selected). */
   size_t consumers; /* Consumers checked. */
+  size_t accounts;  /* Accounts checked (--system-account), else 0. */
   int64_t checked_at_ns;
   nlc_row *rows; /* Sorted by nlc_report_sort. */
   size_t n_rows;
 } nlc_report;
 
-/* Sorts the rows: critical first, then by stream, consumer and class; the
+/* Sorts the rows: critical first, then by account, stream, consumer and
+ * class; the
  * order of equal rows is kept. */
 void nlc_report_sort(nlc_report *r);
 

@@ -54,6 +54,15 @@
  * nl_poller's own mutex guards its flags only (a leaf, never held for a
  * poll).
  *
+ * SystemAccount: the poll thread applies each account's view to that
+ * account's instance (account_instance: its own engine_lock, send_lock,
+ * engine and health state, the parent's transport borrowed). No advisory
+ * thread runs, so only the poll thread takes an account instance's locks,
+ * one account at a time and in the order above; the parent's nl_http_lock
+ * is taken inside the account's engine_lock, as for a single instance. The
+ * list of account instances is written by the poll thread alone and read
+ * at shutdown, after the poll thread stopped.
+ *
  * Not locked: values_limited is atomic (written by the poll, read by the
  * advisory thread); the transport's connection is set once by the poll
  * before any subscription exists, and cnats is thread-safe; api_requests,

@@ -10,6 +10,15 @@
  *       plugin runs each interval) and prints one JSON object: per poll
  *       medians of wall time, CPU time, requests and bytes received, and the
  *       process's resident memory after the polls.
+ *   nl-bench poll-system --server URL --polls N [--timeout-ms T]
+ *       the same for a SystemAccount instance (URL: a system-account
+ *       user): one JSZ request per poll (nl_jsz_poll_run), each account
+ *       applied to an engine of its own; "accounts" says how many.
+ *   nl-bench poll-accounts --urls FILE --polls N [--timeout-ms T]
+ *       the per-account mode over many accounts: FILE holds one URL per
+ *       account (a user of that account), and each poll runs nl_poll_run
+ *       and the apply for every account in turn, as that many Instance
+ *       blocks would; the figures are the sums over the accounts.
  *   nl-bench churn --streams S --new N --polls P [--interval-s I]
  *       stream churn through the engine alone (no server): each poll lists
  *       S streams with one consumer each, N of them named for the first
@@ -19,6 +28,7 @@
  *
  * Build: see the Makefile target build/nl-bench. */
 #include "core/nl_engine.h"
+#include "jsapi/nl_jsz_poll.h"
 #include "jsapi/nl_poll.h"
 #include "jsapi/nl_transport.h"
 
@@ -139,77 +149,215 @@ static long proc_status_kb(const char *key) {
   return v;
 }
 
-/* Runs polls polls of the server at url, pause_ms apart (not timed), and
- * prints one JSON line of medians. Returns 0, or 1 on failure. */
-static int poll_bench(const char *url, int polls, int64_t timeout_ms,
-                      int pause_ms) {
-  const char *urls[] = {url};
-  nl_transport_config tc = {
-      .urls = urls, .n_urls = 1, .timeout_ms = timeout_ms, .name = "nl-bench"};
-  char err[512];
-  counting cnt = {0};
-  if (nl_transport_create(&tc, &cnt.t, err, sizeof(err)) != 0 ||
-      nl_transport_connect(cnt.t, err, sizeof(err)) != 0) {
-    fprintf(stderr, "nl-bench: %s\n", err);
-    return 1;
-  }
+/* What one kind of poll works on: the transports (one per account in the
+ * per-account mode), an engine per account, and the counts. */
+typedef struct {
+  counting *conns;
+  size_t n_conns;
+  bool system; /* One JSZ request per poll on conns[0]. */
+  nl_engine **engines;
+  char **ids; /* The account id of each engine (system), or NULL. */
+  size_t n_engines;
   nl_detect_params params;
-  nl_detect_params_default(&params);
-  nl_engine *engine = nl_engine_create(&params);
+  uint64_t consumers, errors, accounts;
+} bench_target;
+
+/* Wraps the reply function of a gather to count bytes. */
+typedef struct {
+  nl_reply_fn fn;
+  void *ud;
+  counting *c;
+} gather_tap;
+
+static bool tap_reply(void *ud, const char *data, size_t len) {
+  gather_tap *t = ud;
+  t->c->bytes += len;
+  return t->fn(t->ud, data, len);
+}
+
+/* Counts one request and the bytes of its replies around the real
+ * transport's gather. */
+static int counting_gather(void *ctx, const char *subject, const char *payload,
+                           nl_reply_fn fn, void *ud, char *err, size_t errlen) {
+  counting *c = ctx;
+  c->requests++;
+  gather_tap tap = {fn, ud, c};
+  return nl_transport_gather(c->t, subject, payload, tap_reply, &tap, err,
+                             errlen);
+}
+
+static int64_t real_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The engine of account id (made at its first sight), or NULL. */
+static nl_engine *account_engine(bench_target *b, const char *id) {
+  for (size_t i = 0; i < b->n_engines; i++)
+    if (strcmp(b->ids[i], id) == 0)
+      return b->engines[i];
+  b->engines = realloc(b->engines, (b->n_engines + 1) * sizeof(*b->engines));
+  b->ids = realloc(b->ids, (b->n_engines + 1) * sizeof(*b->ids));
+  if (b->engines == NULL || b->ids == NULL)
+    return NULL;
+  b->ids[b->n_engines] = strdup(id);
+  return b->engines[b->n_engines++] = nl_engine_create(&b->params);
+}
+
+/* One poll of every account of b, applied; *apply_ms gets the time spent
+ * in the applies. Returns 0, or 1 on failure. */
+static int bench_poll(bench_target *b, double *apply_ms) {
+  nl_poll_stats stats;
+  b->consumers = 0;
+  *apply_ms = 0;
+  if (b->system) {
+    nl_jsz_result r;
+    if (nl_jsz_poll_run(counting_gather, &b->conns[0], NULL, NULL, &r,
+                        &stats) != 0) {
+      fprintf(stderr, "nl-bench: poll failed: %s\n", stats.first_error);
+      return 1;
+    }
+    b->errors += stats.errors;
+    b->accounts = r.n_accounts;
+    double a0 = now_ms(CLOCK_MONOTONIC);
+    for (size_t i = 0; i < r.n_accounts; i++) {
+      nl_engine *e = account_engine(b, r.accounts[i].id);
+      if (e == NULL)
+        return 1;
+      nl_engine_apply(e, &r.accounts[i].set, real_now_ns(), NULL, NULL);
+      b->consumers += r.accounts[i].set.n_consumers;
+    }
+    *apply_ms = now_ms(CLOCK_MONOTONIC) - a0;
+    nl_jsz_result_clear(&r);
+    return 0;
+  }
+  b->accounts = b->n_conns;
+  for (size_t i = 0; i < b->n_conns; i++) {
+    nl_poll_config pc = {0};
+    nl_snapshot_set set = {0};
+    if (nl_poll_run(&pc, counting_request, &b->conns[i], &set, &stats) != 0) {
+      fprintf(stderr, "nl-bench: poll failed: %s\n", stats.first_error);
+      return 1;
+    }
+    b->errors += stats.errors;
+    double a0 = now_ms(CLOCK_MONOTONIC);
+    nl_engine_apply(b->engines[i], &set, real_now_ns(), NULL, NULL);
+    *apply_ms += now_ms(CLOCK_MONOTONIC) - a0;
+    b->consumers += set.n_consumers;
+    nl_snapshot_set_clear(&set);
+  }
+  return 0;
+}
+
+/* Runs polls polls of b, pause_ms apart (not timed), and prints one JSON
+ * line of medians. Returns 0, or 1 on failure. */
+static int poll_bench(bench_target *b, int polls, int pause_ms) {
   long rss_before = proc_status_kb("VmRSS");
   double *wall = calloc((size_t)polls, sizeof(double));
   double *cpu = calloc((size_t)polls, sizeof(double));
   double *parse_apply = calloc((size_t)polls, sizeof(double));
-  uint64_t requests = 0, bytes = 0, consumers = 0, errors = 0;
+  uint64_t requests = 0, bytes = 0;
   for (int i = 0; i < polls; i++) {
     if (i > 0 && pause_ms > 0)
       nanosleep(
           &(struct timespec){pause_ms / 1000, (pause_ms % 1000) * 1000000L},
           NULL);
-    nl_poll_config pc = {0};
-    nl_snapshot_set set = {0};
-    nl_poll_stats stats;
-    uint64_t r0 = cnt.requests, b0 = cnt.bytes;
+    uint64_t r0 = 0, b0 = 0;
+    for (size_t k = 0; k < b->n_conns; k++) {
+      r0 += b->conns[k].requests;
+      b0 += b->conns[k].bytes;
+    }
     double w0 = now_ms(CLOCK_MONOTONIC);
     double c0 = now_ms(CLOCK_PROCESS_CPUTIME_ID);
-    if (nl_poll_run(&pc, counting_request, &cnt, &set, &stats) != 0) {
-      fprintf(stderr, "nl-bench: poll failed: %s\n", stats.first_error);
+    if (bench_poll(b, &parse_apply[i]) != 0)
       return 1;
-    }
-    double a0 = now_ms(CLOCK_MONOTONIC);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    nl_engine_apply(engine, &set, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec,
-                    NULL, NULL);
-    double w1 = now_ms(CLOCK_MONOTONIC);
     cpu[i] = now_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
-    wall[i] = w1 - w0;
-    parse_apply[i] = w1 - a0;
-    requests = cnt.requests - r0;
-    bytes = cnt.bytes - b0;
-    consumers = set.n_consumers;
-    errors += stats.errors;
-    nl_snapshot_set_clear(&set);
+    wall[i] = now_ms(CLOCK_MONOTONIC) - w0;
+    requests = bytes = 0;
+    for (size_t k = 0; k < b->n_conns; k++) {
+      requests += b->conns[k].requests;
+      bytes += b->conns[k].bytes;
+    }
+    requests -= r0;
+    bytes -= b0;
     malloc_trim(0); /* As the plugin does after each poll. */
   }
   long rss_after = proc_status_kb("VmRSS");
   struct mallinfo2 mi = mallinfo2();
-  printf("{\"polls\":%d,\"consumers\":%llu,\"requests_per_poll\":%llu,"
+  printf("{\"polls\":%d,\"accounts\":%llu,\"consumers\":%llu,"
+         "\"requests_per_poll\":%llu,"
          "\"bytes_per_poll\":%llu,\"wall_ms_median\":%.2f,"
          "\"cpu_ms_median\":%.2f,\"apply_ms_median\":%.2f,"
          "\"rss_kb_before\":%ld,\"rss_kb_after\":%ld,\"hwm_kb\":%ld,"
          "\"heap_in_use_kb\":%zu,\"errors\":%llu}\n",
-         polls, (unsigned long long)consumers, (unsigned long long)requests,
+         polls, (unsigned long long)b->accounts,
+         (unsigned long long)b->consumers, (unsigned long long)requests,
          (unsigned long long)bytes, median(wall, polls), median(cpu, polls),
          median(parse_apply, polls), rss_before, rss_after,
          proc_status_kb("VmHWM"), mi.uordblks / 1024,
-         (unsigned long long)errors);
+         (unsigned long long)b->errors);
   free(wall);
   free(cpu);
   free(parse_apply);
-  nl_engine_free(engine);
-  nl_transport_free(cnt.t);
   return 0;
+}
+
+/* Connects to each of the n urls (one transport each) and runs the
+ * benchmark: the per-account mode, or with system the SystemAccount mode
+ * on urls[0]. Returns 0, or 1 on failure. */
+static int bench_urls(char **urls, size_t n, bool system, int polls,
+                      int64_t timeout_ms, int pause_ms) {
+  bench_target b = {.system = system, .n_conns = system ? 1 : n};
+  b.conns = calloc(b.n_conns, sizeof(*b.conns));
+  nl_detect_params_default(&b.params);
+  if (!system) {
+    b.engines = calloc(n, sizeof(*b.engines));
+    b.n_engines = n;
+  }
+  char err[512];
+  for (size_t i = 0; i < b.n_conns; i++) {
+    const char *u[] = {urls[i]};
+    nl_transport_config tc = {
+        .urls = u, .n_urls = 1, .timeout_ms = timeout_ms, .name = "nl-bench"};
+    if (nl_transport_create(&tc, &b.conns[i].t, err, sizeof(err)) != 0 ||
+        nl_transport_connect(b.conns[i].t, err, sizeof(err)) != 0) {
+      fprintf(stderr, "nl-bench: %s: %s\n", urls[i], err);
+      return 1;
+    }
+    if (!system)
+      b.engines[i] = nl_engine_create(&b.params);
+  }
+  int rc = poll_bench(&b, polls, pause_ms);
+  for (size_t i = 0; i < b.n_engines; i++) {
+    nl_engine_free(b.engines[i]);
+    if (b.ids != NULL)
+      free(b.ids[i]);
+  }
+  free(b.engines);
+  free(b.ids);
+  for (size_t i = 0; i < b.n_conns; i++)
+    nl_transport_free(b.conns[i].t);
+  free(b.conns);
+  return rc;
+}
+
+/* Reads one URL per line of path into *out (at most 10,000). Returns how
+ * many, or 0 when none could be read. */
+static size_t read_urls(const char *path, char ***out) {
+  FILE *f = fopen(path, "r");
+  char line[1024];
+  size_t n = 0;
+  *out = calloc(10000, sizeof(**out));
+  while (f != NULL && *out != NULL && n < 10000 &&
+         fgets(line, sizeof(line), f) != NULL) {
+    line[strcspn(line, "\r\n")] = '\0';
+    if (line[0] != '\0')
+      (*out)[n++] = strdup(line);
+  }
+  if (f != NULL)
+    fclose(f);
+  return n;
 }
 
 /* The churn benchmark (see the top of the file). */
@@ -270,7 +418,9 @@ static int churn_bench(int streams, int fresh, int polls, double interval_s) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: nl-bench setup|poll|churn ...\n");
+    fprintf(stderr,
+            "usage: nl-bench setup|poll|poll-system|poll-accounts|churn "
+            "...\n");
     return 2;
   }
   const char *url = arg_value(argc, argv, "--server", "nats://127.0.0.1:4222");
@@ -279,10 +429,23 @@ int main(int argc, char **argv) {
                  atoi(arg_value(argc, argv, "--consumers", "10")),
                  atoi(arg_value(argc, argv, "--messages", "0")),
                  atoi(arg_value(argc, argv, "--replicas", "1")));
+  int polls = atoi(arg_value(argc, argv, "--polls", "5"));
+  int64_t timeout_ms = atoll(arg_value(argc, argv, "--timeout-ms", "5000"));
+  int pause_ms = atoi(arg_value(argc, argv, "--pause-ms", "0"));
+  char *one[] = {(char *)url};
   if (strcmp(argv[1], "poll") == 0)
-    return poll_bench(url, atoi(arg_value(argc, argv, "--polls", "5")),
-                      atoll(arg_value(argc, argv, "--timeout-ms", "5000")),
-                      atoi(arg_value(argc, argv, "--pause-ms", "0")));
+    return bench_urls(one, 1, false, polls, timeout_ms, pause_ms);
+  if (strcmp(argv[1], "poll-system") == 0)
+    return bench_urls(one, 1, true, polls, timeout_ms, pause_ms);
+  if (strcmp(argv[1], "poll-accounts") == 0) {
+    char **urls = NULL;
+    size_t n = read_urls(arg_value(argc, argv, "--urls", ""), &urls);
+    if (n == 0) {
+      fprintf(stderr, "nl-bench: poll-accounts needs --urls FILE\n");
+      return 2;
+    }
+    return bench_urls(urls, n, false, polls, timeout_ms, pause_ms);
+  }
   if (strcmp(argv[1], "churn") == 0)
     return churn_bench(atoi(arg_value(argc, argv, "--streams", "1000")),
                        atoi(arg_value(argc, argv, "--new", "100")),

@@ -206,4 +206,8 @@ python3 tests/bench/churn_report.py "$NL_TMP/churn.jsonl" "$NL_TMP/wide.jsonl" \
 # The REST API and dashboard at 10,000 consumers.
 echo "# dashboard at 10,000 consumers" >&2
 bash tests/bench/dashboard_bench.sh "$OUT/bench.md" || exit 1
+# SystemAccount against the per-account mode at 10,000 consumers in 100
+# accounts, one server and a 3-node cluster.
+echo "# system-account mode at 10,000 consumers in 100 accounts" >&2
+bash tests/bench/system_account_bench.sh "$OUT/bench.md" || exit 1
 echo "# wrote $OUT/bench.md" >&2

@@ -69,6 +69,7 @@ nl_start_collectd "<Instance \"sys\">
 </Instance>" 1 || exit 1
 
 nl_scenario_start_HEALTHY "$(url b)" 60
+INJECTED=$(date +%s)
 nl_scenario_start_SEQUENCE_GAP "$(url a)"
 nl_scenario_start_NAK_STORM "$(url a)"
 nl_scenario_start_MAX_PENDING_THROTTLE "$(url b)"
@@ -95,7 +96,13 @@ for case in SEQUENCE_GAP:A:GAP NAK_STORM:A:NAK MAX_PENDING_THROTTLE:B:MP \
   ACK_WAIT_VIOLATION:B:AW MISSING_PROGRESS:C:LONG; do
   IFS=: read -r cls acc stream <<<"$case"
   if found "$cls" "$acc" "$stream" 60; then
-    nl_pass "found/$cls" "account $acc"
+    # Seconds from the injections to the notification (the log's clock,
+    # whole seconds), polls at Interval 1: the poll-only delay of the mode.
+    at=$(nl_notifications "plugin_instance = sys-$acc-$stream," |
+      grep -F "type_instance = $cls," | head -n 1 |
+      sed -E 's/^\[([^]]*)\].*/\1/')
+    delay=$(($(date -d "$at" +%s) - INJECTED))
+    nl_pass "found/$cls" "account $acc, ${delay} s after the injection"
   else
     nl_fail "found/$cls" "no $cls under account $acc"
   fi
@@ -222,6 +229,27 @@ if [ "$(nl_csv_last sys count accounts)" = "3.000000" ] ||
   nl_pass accounts-counted
 else
   nl_fail accounts-counted "count-accounts $(nl_csv_last sys count accounts)"
+fi
+
+# nats-lens-check --system-account audits every account in one request:
+# the same configuration findings in each account, each under its own (the
+# scenario streams are alike in A, B and C), and the accounts left out by
+# --exclude-account are not read.
+"$NL_ROOT/cli/nats-lens-check" --server "$(url mon)" --system-account \
+  --exclude-account C --format json >"$NL_TMP/check.json" 2>"$NL_TMP/check.err"
+if python3 - "$NL_TMP/check.json" <<'PY'; then
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["accounts"] == 2, doc["accounts"]
+by = {}
+for f in doc["findings"]:
+    by.setdefault(f["account"], set()).add((f["stream"], f["consumer"], f["class"]))
+assert set(by) == {"A", "B"}, set(by)
+assert by["A"] == by["B"] and by["A"], by
+PY
+  nl_pass check/system-account "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["findings"]), "findings in", d["accounts"], "accounts")' "$NL_TMP/check.json")"
+else
+  nl_fail check/system-account "$(head -c 300 "$NL_TMP/check.json") $(cat "$NL_TMP/check.err")"
 fi
 
 # The user without the permission: a clear error naming the subject.
