@@ -93,16 +93,17 @@ void nl_view_streams_doc_free(nl_view_streams_doc *d);
 /* Which streams a request asks for: from offset, at most limit (0: all),
  * whose name or a consumer's name holds q (ASCII case ignored; NULL or
  * empty: any), named exactly stream (NULL: any), in state "ok", "warning",
- * "critical" or "problem" (not ok; NULL: any); with problems_only, each
- * with only its consumers that have a finding. */
+ * "critical" or "problem" (not ok; NULL: any), of account (NULL: any;
+ * SystemAccount); with problems_only, each with only its consumers that
+ * have a finding. */
 typedef struct {
   size_t offset;
   size_t limit;
   const char *q;
   const char *state;
   const char *stream;
-  const char *account; /* Only the streams of this account (NULL: any). */
   bool problems_only;
+  const char *account; /* Only the streams of this account (NULL: any). */
 } nl_view_streams_query;
 
 /* GET /api/streams with a query (NULL: everything): the document of

@@ -56,12 +56,16 @@
  *
  * SystemAccount: the poll thread applies each account's view to that
  * account's instance (account_instance: its own engine_lock, send_lock,
- * engine and health state, the parent's transport borrowed). No advisory
- * thread runs, so only the poll thread takes an account instance's locks,
- * one account at a time and in the order above; the parent's nl_http_lock
- * is taken inside the account's engine_lock, as for a single instance. The
- * list of account instances is written by the poll thread alone and read
- * at shutdown, after the poll thread stopped.
+ * engine and health state; polls, events and summaries on the parent's
+ * connection). An account of AccountAdvisories also has its own
+ * connection and advisory thread, started by the poll thread when the
+ * account is first seen (after collectd's fork), which takes that
+ * account's locks in the order above. The parent's nl_http_lock is taken
+ * inside an account's engine_lock, as for a single instance, and never
+ * with another account's engine_lock held. The list of account instances
+ * is written by the poll thread alone and read at shutdown, after the
+ * poll thread stopped; an account instance (and its advisory thread) is
+ * freed before the parent's listener.
  *
  * Not locked: values_limited is atomic (written by the poll, read by the
  * advisory thread); the transport's connection is set once by the poll
@@ -195,10 +199,27 @@ struct nl_instance {
   nl_stream_select account_select;
   nl_instance **accounts;
   size_t n_accounts;
-  /* For an account instance: its parent, its account's name and id. */
+  /* AccountAdvisories: the accounts whose advisories come on a connection
+   * of their own (made at configuration, handed to the account's instance
+   * when the account is first seen). */
+  struct account_connection *adv_accounts;
+  size_t n_adv_accounts;
+  /* For an account instance: its parent, its account's name and id, and
+   * whether transport is its own (AccountAdvisories) or its parent's. */
   nl_instance *parent;
   char *account;
   char *account_id;
+  bool owns_transport;
+};
+
+/* An AccountAdvisories entry: the account's name and a connection with
+ * that account's credentials (owned until handed over). */
+struct account_connection {
+  char *account;
+  char *credentials; /* A credentials file, or NULL. */
+  char *user;        /* Or a user and password, or NULL. */
+  char *password;
+  nl_transport *transport;
 };
 
 /* Appends a copy of the string option in ci to the list (collectd's
@@ -221,15 +242,25 @@ static void instance_free(void *arg) {
    * the thread takes no Timeout; the same holds for a poll in progress.
    * The poller, the listener and the advisory thread use the engine: stop
    * them before it goes. */
-  if (inst->parent == NULL)
+  bool owns = inst->parent == NULL || inst->owns_transport;
+  if (owns)
     nl_transport_close(inst->transport);
   nl_poller_stop(inst->poller);
   nl_advisory_thread_stop(inst->adv);
-  nl_http_stop(inst->http);
-  /* Their parent's threads are stopped: nothing uses them now. */
+  /* The account instances after the poll thread (which makes them) and
+   * before the listener (their advisory threads take its lock). */
   for (size_t i = 0; i < inst->n_accounts; i++)
     instance_free(inst->accounts[i]);
   free(inst->accounts);
+  for (size_t i = 0; i < inst->n_adv_accounts; i++) {
+    free(inst->adv_accounts[i].account);
+    free(inst->adv_accounts[i].credentials);
+    free(inst->adv_accounts[i].user);
+    free(inst->adv_accounts[i].password);
+    nl_transport_free(inst->adv_accounts[i].transport);
+  }
+  free(inst->adv_accounts);
+  nl_http_stop(inst->http);
   strarray_free(inst->account_select.include, inst->account_select.n_include);
   strarray_free(inst->account_select.exclude, inst->account_select.n_exclude);
   free(inst->account);
@@ -237,7 +268,7 @@ static void instance_free(void *arg) {
   free(inst->listen_host);
   free(inst->listen_port);
   nl_engine_free(inst->engine);
-  if (inst->parent == NULL)
+  if (owns)
     nl_transport_free(inst->transport);
   nl_poll_log_close(inst->poll_log);
   free(inst->poll_log_path);
@@ -253,8 +284,10 @@ static void instance_free(void *arg) {
   pthread_mutex_destroy(&inst->send_lock);
   free(inst->name);
   strarray_free(inst->urls, inst->n_urls);
-  strarray_free(inst->select.include, inst->select.n_include);
-  strarray_free(inst->select.exclude, inst->select.n_exclude);
+  if (inst->parent == NULL) { /* An account instance borrows them. */
+    strarray_free(inst->select.include, inst->select.n_include);
+    strarray_free(inst->select.exclude, inst->select.n_exclude);
+  }
   free(inst->user);
   free(inst->password);
   free(inst->token);
@@ -368,6 +401,39 @@ static int config_listen(oconfig_item_t *ci, nl_instance *inst) {
   return inst->listen_host && inst->listen_port ? 0 : -1;
 }
 
+/* Reads AccountAdvisories "account" "credentials file", or "account"
+ * "user" "password". */
+static int config_account_advisories(oconfig_item_t *ci, nl_instance *inst) {
+  bool strings = ci->values_num == 2 || ci->values_num == 3;
+  for (int i = 0; strings && i < ci->values_num; i++)
+    strings = ci->values[i].type == OCONFIG_TYPE_STRING &&
+              ci->values[i].value.string[0] != '\0';
+  if (!strings) {
+    ERROR(LOG_PREFIX "Instance \"%s\": option AccountAdvisories needs an "
+                     "account and a credentials file, or an account, a user "
+                     "and a password, as in AccountAdvisories \"ORDERS\" "
+                     "\"/etc/collectd/orders.creds\".",
+          inst->name);
+    return -1;
+  }
+  struct account_connection *grown =
+      realloc(inst->adv_accounts,
+              (inst->n_adv_accounts + 1) * sizeof(*inst->adv_accounts));
+  if (grown == NULL)
+    return -1;
+  inst->adv_accounts = grown;
+  struct account_connection *a = &grown[inst->n_adv_accounts++];
+  *a = (struct account_connection){0};
+  a->account = strdup(ci->values[0].value.string);
+  if (ci->values_num == 2)
+    a->credentials = strdup(ci->values[1].value.string);
+  else {
+    a->user = strdup(ci->values[1].value.string);
+    a->password = strdup(ci->values[2].value.string);
+  }
+  return a->account != NULL && (a->credentials || a->password) ? 0 : -1;
+}
+
 /* Reads ConsumerValues "all" | "findings" | "none". */
 static int config_consumer_values(oconfig_item_t *ci, nl_instance *inst) {
   char *v = NULL;
@@ -422,6 +488,8 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
     else if (strcasecmp("Account", key) == 0)
       status = config_append(child, &inst->account_select.include,
                              &inst->account_select.n_include);
+    else if (strcasecmp("AccountAdvisories", key) == 0)
+      status = config_account_advisories(child, inst);
     else if (strcasecmp("ExcludeAccount", key) == 0)
       status = config_append(child, &inst->account_select.exclude,
                              &inst->account_select.n_exclude);
@@ -589,6 +657,14 @@ static int config_instance(oconfig_item_t *ci) {
     instance_free(inst);
     return -1;
   }
+  if (!inst->system_account && inst->n_adv_accounts > 0) {
+    ERROR(LOG_PREFIX "Instance \"%s\": option AccountAdvisories needs "
+                     "SystemAccount true (an ordinary Instance receives its "
+                     "own account's advisories).",
+          inst->name);
+    instance_free(inst);
+    return -1;
+  }
   if (inst->system_account && inst->poll_log_path != NULL) {
     ERROR(LOG_PREFIX "Instance \"%s\": option PollLog is not available with "
                      "SystemAccount true.",
@@ -600,8 +676,9 @@ static int config_instance(oconfig_item_t *ci) {
     /* The system account receives no account's advisories: the classes
      * they speed up come from the polls (docs/system-account.md). */
     INFO(LOG_PREFIX "Instance \"%s\": SystemAccount: findings come from "
-                    "polling every account; advisories are not received.",
-         inst->name);
+                    "polling every account; advisories are received only "
+                    "for the %zu account(s) of AccountAdvisories.",
+         inst->name, inst->n_adv_accounts);
     inst->advisories = false;
   }
   if (inst->n_urls == 0) {
@@ -635,6 +712,25 @@ static int config_instance(oconfig_item_t *ci) {
     ERROR(LOG_PREFIX "Instance \"%s\": %s.", inst->name, err);
     instance_free(inst);
     return -1;
+  }
+  /* AccountAdvisories: the same servers and TLS, each account's own
+   * credentials. */
+  for (size_t i = 0; i < inst->n_adv_accounts; i++) {
+    struct account_connection *a = &inst->adv_accounts[i];
+    nl_transport_config ac = tc;
+    ac.user = a->user;
+    ac.password = a->password;
+    ac.token = NULL;
+    ac.nkey_seed_file = NULL;
+    ac.credentials_file = a->credentials;
+    ac.name = "nats-lens collectd advisories";
+    if (nl_transport_config_check(&ac, &names, err, sizeof(err)) != 0 ||
+        nl_transport_create(&ac, &a->transport, err, sizeof(err)) != 0) {
+      ERROR(LOG_PREFIX "Instance \"%s\": AccountAdvisories \"%s\": %s.",
+            inst->name, a->account, err);
+      instance_free(inst);
+      return -1;
+    }
   }
   if (inst->poll_log_path != NULL &&
       nl_poll_log_open(inst->poll_log_path, &inst->poll_log, err,
@@ -743,6 +839,29 @@ static bool findings_only(const nl_instance *inst) {
 static read_ctx read_start(nl_instance *inst) {
   return (read_ctx){
       .inst = inst, .time = cdtime(), .findings_only = findings_only(inst)};
+}
+
+/* The connection the polls, health events and summaries of inst go on:
+ * its parent's for an account instance (which may have one of its own for
+ * its advisories, AccountAdvisories). */
+static nl_transport *poll_transport(const nl_instance *inst) {
+  return inst->parent ? inst->parent->transport : inst->transport;
+}
+
+/* The listener inst's documents go to: its parent's for an account
+ * instance. */
+static nl_http *instance_http(const nl_instance *inst) {
+  return inst->parent ? inst->parent->http : inst->http;
+}
+
+/* Builds the plugin_instance of inst's own values: "<instance>", or
+ * "<instance>-<account>" for an account instance. */
+static void own_plugin_instance(const nl_instance *inst, char *out,
+                                size_t len) {
+  char joined[2 * NL_NAME_MAX];
+  snprintf(joined, sizeof(joined), "%s%s%s", inst->name,
+           inst->account ? "-" : "", inst->account ? inst->account : "");
+  nl_name_fit(joined, out, len);
 }
 
 /* Builds the plugin_instance "<instance>-<stream>", or
@@ -942,8 +1061,9 @@ static void send_transition(const read_ctx *rc, const char *stream,
                  .reason = reason,
                  .at_ns = (int64_t)CDTIME_T_TO_NS(rc->time)};
   char err[256];
-  int sent = nl_health_transition(&rc->inst->health, nl_transport_publish,
-                                  rc->inst->transport, &ev, err, sizeof(err));
+  int sent =
+      nl_health_transition(&rc->inst->health, nl_transport_publish,
+                           poll_transport(rc->inst), &ev, err, sizeof(err));
   publish_result(rc->inst, sent, err);
 }
 
@@ -1118,10 +1238,10 @@ static void refresh_created(nl_instance *inst, const char *stream,
     rc.held = &held;
     nl_engine_sink sink = {NULL, NULL, sink_transition};
     pthread_mutex_lock(&inst->engine_lock);
-    nl_http_lock(inst->http);
+    nl_http_lock(instance_http(inst));
     nl_engine_created(inst->engine, &set, (int64_t)CDTIME_T_TO_NS(rc.time),
                       &sink, &rc);
-    nl_http_unlock(inst->http);
+    nl_http_unlock(instance_http(inst));
     send_transitions(&rc); /* Releases engine_lock. */
     transition_list_free(&held);
   } else {
@@ -1206,7 +1326,7 @@ static void feed_advisories(void *ud, const nl_advisory *a, size_t n) {
   read_ctx rc = read_start(inst);
   rc.held = &held;
   pthread_mutex_lock(&inst->engine_lock);
-  nl_http_lock(inst->http);
+  nl_http_lock(instance_http(inst));
   for (size_t i = 0; i < n; i++) {
     if (a[i].kind == NL_ADV_CREATED || a[i].kind == NL_ADV_DELETED)
       note_created(inst, &a[i]);
@@ -1214,7 +1334,7 @@ static void feed_advisories(void *ud, const nl_advisory *a, size_t n) {
       nl_engine_advisory(inst->engine, &a[i], (int64_t)CDTIME_T_TO_NS(rc.time),
                          &sink, &rc);
   }
-  nl_http_unlock(inst->http);
+  nl_http_unlock(instance_http(inst));
   send_transitions(&rc); /* Releases engine_lock. */
   transition_list_free(&held);
 }
@@ -1226,20 +1346,20 @@ static void feed_advisories(void *ud, const nl_advisory *a, size_t n) {
 static void submit_advisory_counts(const read_ctx *rc, uint64_t contradicted) {
   if (rc->inst->adv == NULL)
     return;
+  char pi[DATA_MAX_NAME_LEN];
+  own_plugin_instance(rc->inst, pi, sizeof(pi));
   nl_advisory_queue_counts c;
   nl_advisory_thread_counts(rc->inst->adv, &c);
-  submit_derive(rc, rc->inst->name, "derive", "advisories", c.received);
-  submit_derive(rc, rc->inst->name, "derive", "advisories_dropped", c.dropped);
-  submit_derive(rc, rc->inst->name, "derive", "advisories_rejected",
-                c.rejected);
-  submit_derive(rc, rc->inst->name, "derive", "advisories_contradicted",
-                contradicted);
+  submit_derive(rc, pi, "derive", "advisories", c.received);
+  submit_derive(rc, pi, "derive", "advisories_dropped", c.dropped);
+  submit_derive(rc, pi, "derive", "advisories_rejected", c.rejected);
+  submit_derive(rc, pi, "derive", "advisories_contradicted", contradicted);
   pthread_mutex_lock(&rc->inst->created_lock);
   size_t pending = rc->inst->n_created;
   uint64_t dropped = rc->inst->created_dropped;
   pthread_mutex_unlock(&rc->inst->created_lock);
-  submit_gauge(rc, rc->inst->name, "gauge", "created_pending", (double)pending);
-  submit_derive(rc, rc->inst->name, "derive", "created_left_to_poll", dropped);
+  submit_gauge(rc, pi, "gauge", "created_pending", (double)pending);
+  submit_derive(rc, pi, "derive", "created_left_to_poll", dropped);
 }
 
 /* Counts a poll's requests and reports its outcome (status and stats from
@@ -1293,10 +1413,10 @@ static size_t apply_poll(nl_instance *inst, read_ctx *rc,
   arc.inst = inst;
   arc.held = &held;
   char err[256];
-  uint64_t disconnects = nl_transport_disconnects(inst->transport);
+  uint64_t disconnects = nl_transport_disconnects(poll_transport(inst));
   /* An account instance's documents go to its parent's listener, merged
    * there by nl_http_publish. */
-  nl_http *web = inst->parent ? inst->parent->http : inst->http;
+  nl_http *web = instance_http(inst);
   pthread_mutex_lock(&inst->engine_lock);
   nl_http_lock(web);
   if (disconnects != inst->disconnects_seen)
@@ -1315,7 +1435,7 @@ static size_t apply_poll(nl_instance *inst, read_ctx *rc,
   pthread_mutex_lock(&inst->engine_lock);
   pthread_mutex_lock(&inst->send_lock);
   int sent = nl_health_summary(&inst->health, nl_transport_publish,
-                               inst->transport, inst->engine, inst->name,
+                               poll_transport(inst), inst->engine, inst->name,
                                set->n_streams, now_ns, err, sizeof(err));
   publish_result(inst, sent, err);
   pthread_mutex_unlock(&inst->send_lock);
@@ -1343,6 +1463,67 @@ static int account_prefix(nl_instance *a) {
   snprintf(prefix, sizeof(prefix), "%s%s%s", a->parent->health.prefix, mid,
            token);
   return nl_health_set_prefix(&a->health, prefix);
+}
+
+/* Gives account instance a its own connection and advisory thread when
+ * AccountAdvisories names its account: the connection moves from the
+ * parent's list to a, which then reads its account's advisories (and the
+ * consumers CREATED advisories announce) as an ordinary Instance does.
+ * Its polls, health events and summaries stay on the parent's connection
+ * (poll_transport). Poll thread only, after collectd's fork. */
+static void account_advisories(nl_instance *parent, nl_instance *a) {
+  struct account_connection *c = NULL;
+  for (size_t i = 0; c == NULL && i < parent->n_adv_accounts; i++)
+    if (parent->adv_accounts[i].transport != NULL &&
+        strcmp(parent->adv_accounts[i].account, a->account) == 0)
+      c = &parent->adv_accounts[i];
+  if (c == NULL)
+    return;
+  char err[512];
+  a->adv = nl_advisory_thread_start(4096, feed_advisories, refresh_pending, a,
+                                    err, sizeof(err));
+  if (a->adv == NULL) {
+    ERROR(LOG_PREFIX "Instance \"%s\": account \"%s\": %s; its findings "
+                     "come from polling only.",
+          parent->name, a->account, err);
+    return;
+  }
+  a->transport = c->transport;
+  c->transport = NULL;
+  a->owns_transport = true;
+  a->advisories = true;
+  a->select = parent->select; /* Borrowed: instance_free leaves it. */
+  INFO(LOG_PREFIX "Instance \"%s\": account \"%s\": advisories on a "
+                  "connection of its own.",
+       parent->name, a->account);
+}
+
+/* Connects account instance a's own connection (AccountAdvisories) and
+ * subscribes to its advisories when not done yet, then feeds the
+ * advisories received before this poll. Poll thread only. */
+static void account_advisories_poll(nl_instance *a) {
+  if (a->adv == NULL)
+    return;
+  char err[512];
+  if (nl_transport_connect(a->transport, err, sizeof(err)) != 0)
+    c_complain(LOG_ERR, &a->connect_complaint,
+               LOG_PREFIX "Instance \"%s\": account \"%s\": cannot reach "
+                          "NATS for its advisories: %s.",
+               a->name, a->account, err);
+  else {
+    if (c_would_release(&a->connect_complaint))
+      c_release(LOG_INFO, &a->connect_complaint,
+                LOG_PREFIX "Instance \"%s\": account \"%s\": advisory "
+                           "connection up again.",
+                a->name, a->account);
+    if (nl_advisory_thread_subscribe(a->adv, a->transport, err, sizeof(err)) !=
+        0)
+      c_complain(LOG_WARNING, &a->publish_complaint,
+                 LOG_PREFIX "Instance \"%s\": account \"%s\": cannot "
+                            "subscribe to its advisories (%s).",
+                 a->name, a->account, err);
+  }
+  nl_advisory_thread_drain(a->adv);
 }
 
 /* Returns the account instance of parent for account acc, made at its
@@ -1397,6 +1578,7 @@ static nl_instance *account_instance(nl_instance *parent,
   INFO(LOG_PREFIX "Instance \"%s\": watching account \"%s\" (%zu "
                   "stream(s), %zu consumer(s)).",
        parent->name, a->account, acc->set.n_streams, acc->set.n_consumers);
+  account_advisories(parent, a);
   return a;
 }
 
@@ -1440,8 +1622,12 @@ static void poll_system(nl_instance *inst, read_ctx *rc) {
       if (inst->accounts[k] == a)
         listed[k] = true;
     uint64_t o = 0, contradicted = 0;
+    account_advisories_poll(a);
     kept += apply_poll(a, rc, &r.accounts[i].set, &o, &contradicted);
     onsets += o;
+    read_ctx arc = *rc;
+    arc.inst = a;
+    submit_advisory_counts(&arc, contradicted);
   }
   for (size_t k = 0; listed != NULL && k < inst->n_accounts; k++) {
     if (listed[k])

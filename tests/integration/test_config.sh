@@ -106,6 +106,23 @@ InboxPrefix \"_INBOX.*\"")" 'Instance "s"' 'InboxPrefix'
 expect poll-log-unwritable "$(inst pl "$URL
 PollLog \"$D/no/such/dir/polls.jsonl\"")" 'Instance "pl"' \
   "option PollLog: cannot open poll log \"$D/no/such/dir/polls.jsonl\""
+expect account-without-system "$(inst ac "$URL
+Account \"A*\"")" 'Instance "ac"' 'need SystemAccount true'
+expect account-advisories-without-system "$(inst aa "$URL
+AccountAdvisories \"A\" \"$D/a.creds\"")" 'Instance "aa"' \
+  'AccountAdvisories needs SystemAccount true'
+expect account-advisories-args "$(inst ab "$URL
+SystemAccount true
+AccountAdvisories \"A\"")" 'Instance "ab"' \
+  'AccountAdvisories needs an account and a credentials file'
+expect account-advisories-no-file "$(inst ad "$URL
+SystemAccount true
+AccountAdvisories \"A\" \"$D/no/such.creds\"")" 'Instance "ad"' \
+  'AccountAdvisories "A"'
+expect system-account-poll-log "$(inst sp "$URL
+SystemAccount true
+PollLog \"$D/polls.jsonl\"")" 'Instance "sp"' \
+  'PollLog is not available with SystemAccount true'
 expect name-slash "$(inst 'x/y' "$URL")" 'Instance "x/y"' \
   'the name must be 1 to 63 characters'
 expect no-name "<Instance>

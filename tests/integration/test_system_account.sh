@@ -6,8 +6,11 @@
 # all three through one JSZ request per poll. Each class is injected in one
 # account only:
 #   A: SEQUENCE_GAP, NAK_STORM;  B: MAX_PENDING_THROTTLE,
-#   ACK_WAIT_VIOLATION;          C: MISSING_PROGRESS (and B's healthy OK).
-# Each finding is raised under its own account (plugin instance
+#   ACK_WAIT_VIOLATION;          C: MISSING_PROGRESS, NAK_STORM
+#   (and B's healthy OK). A's NAK_STORM is found with its advisories, C's
+#   by polling alone: the PASS lines give both delays.
+# Account A's advisories come on a connection of its own
+# (AccountAdvisories). Each finding is raised under its own account (plugin instance
 # <instance>-<account>-<stream>, "(account X)" in the message, "account" in
 # the health event on <prefix>.account.<account>.violations...) and under
 # no other; the fix of the NAK_STORM clears it under A alone; the poll
@@ -56,8 +59,11 @@ done
   2>"$NL_TMP/events.subjects" &
 NL_PIDS+=($!)
 nl_start_collectd "<Instance \"sys\">
-  URL \"$(url mon)\"
+  URL \"nats://127.0.0.1:$PORT\"
+  User \"mon\"
+  Password \"mon\"
   InboxPrefix \"_INBOX_nl\"
+  AccountAdvisories \"A\" \"a\" \"a\"
   SystemAccount true
   Timeout 2
   Listen \"127.0.0.1\" \"$HTTP\"
@@ -71,6 +77,11 @@ nl_start_collectd "<Instance \"sys\">
 nl_scenario_start_HEALTHY "$(url b)" 60
 INJECTED=$(date +%s)
 nl_scenario_start_SEQUENCE_GAP "$(url a)"
+# C's first: the fix below stops the one started last (A's).
+NL_SCENARIO_OUT=$NL_TMP/c
+mkdir -p "$NL_SCENARIO_OUT"
+nl_scenario_start_NAK_STORM "$(url c)"
+NL_SCENARIO_OUT=$NL_TMP
 nl_scenario_start_NAK_STORM "$(url a)"
 nl_scenario_start_MAX_PENDING_THROTTLE "$(url b)"
 nl_scenario_start_ACK_WAIT_VIOLATION "$(url b)"
@@ -82,18 +93,19 @@ found() {
   nl_wait_notification "$4" "plugin_instance = sys-$2-$3," \
     "type_instance = $1," "(account $2)" >/dev/null
 }
-# elsewhere CLASS ACCOUNT STREAM: the class fired under another account.
+# elsewhere CLASS ACCOUNTS STREAM: the class fired under an account not in
+# ACCOUNTS (letters).
 elsewhere() {
   local other
   for other in A B C; do
-    [ "$other" = "$2" ] && continue
+    [[ $2 == *$other* ]] && continue
     nl_notifications "plugin_instance = sys-$other-$3," |
       grep -qF "type_instance = $1," && return 0
   done
   return 1
 }
 for case in SEQUENCE_GAP:A:GAP NAK_STORM:A:NAK MAX_PENDING_THROTTLE:B:MP \
-  ACK_WAIT_VIOLATION:B:AW MISSING_PROGRESS:C:LONG; do
+  ACK_WAIT_VIOLATION:B:AW MISSING_PROGRESS:C:LONG NAK_STORM:C:NAK; do
   IFS=: read -r cls acc stream <<<"$case"
   if found "$cls" "$acc" "$stream" 60; then
     # Seconds from the injections to the notification (the log's clock,
@@ -102,12 +114,12 @@ for case in SEQUENCE_GAP:A:GAP NAK_STORM:A:NAK MAX_PENDING_THROTTLE:B:MP \
       grep -F "type_instance = $cls," | head -n 1 |
       sed -E 's/^\[([^]]*)\].*/\1/')
     delay=$(($(date -d "$at" +%s) - INJECTED))
-    nl_pass "found/$cls" "account $acc, ${delay} s after the injection"
+    nl_pass "found/$cls/$acc" "${delay} s after the injection"
   else
-    nl_fail "found/$cls" "no $cls under account $acc"
+    nl_fail "found/$cls/$acc" "no $cls under account $acc"
   fi
 done
-for case in SEQUENCE_GAP:A:GAP NAK_STORM:A:NAK MAX_PENDING_THROTTLE:B:MP \
+for case in SEQUENCE_GAP:A:GAP NAK_STORM:AC:NAK MAX_PENDING_THROTTLE:B:MP \
   ACK_WAIT_VIOLATION:B:AW MISSING_PROGRESS:C:LONG; do
   IFS=: read -r cls acc stream <<<"$case"
   if elsewhere "$cls" "$acc" "$stream"; then
@@ -128,7 +140,7 @@ else
     "plugin_instance = sys-B-OK," | head -n 2)"
 fi
 
-# The fix clears the NAK_STORM under A, and only there.
+# The fix clears the NAK_STORM under A.
 nl_scenario_fix_NAK_STORM "$(url a)"
 if nl_wait_notification 60 "plugin_instance = sys-A-NAK," \
   "type_instance = NAK_STORM," "severity = OKAY" >/dev/null; then
@@ -232,10 +244,11 @@ else
 fi
 
 # nats-lens-check --system-account audits every account in one request:
-# the same configuration findings in each account, each under its own (the
-# scenario streams are alike in A, B and C), and the accounts left out by
-# --exclude-account are not read.
-"$NL_ROOT/cli/nats-lens-check" --server "$(url mon)" --system-account \
+# the scenario streams are alike in A, B and C, so the same configuration
+# findings come in each account, each under its own, and what the fault of
+# A's GAP adds only under A; the accounts --exclude-account leaves out are
+# not reported.
+"$NL_ROOT/cli/nats-lens-check" --server "$(url admin)" --system-account \
   --exclude-account C --format json >"$NL_TMP/check.json" 2>"$NL_TMP/check.err"
 if python3 - "$NL_TMP/check.json" <<'PY'; then
 import json, sys
@@ -245,11 +258,26 @@ by = {}
 for f in doc["findings"]:
     by.setdefault(f["account"], set()).add((f["stream"], f["consumer"], f["class"]))
 assert set(by) == {"A", "B"}, set(by)
-assert by["A"] == by["B"] and by["A"], by
+# The same configuration in both; A's GAP also holds more than its limit
+# keeps (its SEQUENCE_GAP), and only A says so.
+gap = ("GAP", "slow", "RETENTION_BELOW_BACKLOG")
+assert gap in by["A"] and gap not in by["B"], by
+assert by["B"] and by["A"] - {gap} == by["B"], by
 PY
   nl_pass check/system-account "$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["findings"]), "findings in", d["accounts"], "accounts")' "$NL_TMP/check.json")"
 else
   nl_fail check/system-account "$(head -c 300 "$NL_TMP/check.json") $(cat "$NL_TMP/check.err")"
+fi
+
+# AccountAdvisories "A": account A's advisories come on a connection of
+# its own (its NAK_STORM sends MSG_NAKED advisories), counted under
+# sys-A; B and C have none.
+adv_a=$(nl_csv_last sys-A derive advisories)
+if [ "${adv_a%.*}" -gt 0 ] 2>/dev/null && [ -z "$(nl_csv_file sys-B derive advisories)" ] &&
+  grep -q 'account "A": advisories on a connection of its own' "$NL_TMP/collectd.log"; then
+  nl_pass account-advisories "$adv_a advisories of account A"
+else
+  nl_fail account-advisories "sys-A advisories ${adv_a:-none}; $(nl_csv_file sys-B derive advisories)"
 fi
 
 # The user without the permission: a clear error naming the subject.

@@ -147,6 +147,7 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_view_violations)                                                      \
   X(test_view_violations_stream_level)                                         \
   X(test_view_streams)                                                         \
+  X(test_view_accounts_merged)                                                 \
   X(test_view_history)                                                         \
   X(test_view_health_words)                                                    \
   X(test_route_decode)                                                         \

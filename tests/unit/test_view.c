@@ -255,16 +255,16 @@ void test_view_streams(void) {
     int matched, shown;
     const char *first;
   } cases[] = {
-      {{0, 0, NULL, "warning", NULL, false}, 1, 1, "ORDERS"},
-      {{0, 0, NULL, "problem", NULL, false}, 2, 2, NULL},
-      {{0, 0, NULL, "ok", NULL, false}, 0, 0, NULL},
-      {{0, 0, "STUCK", NULL, NULL, false}, 1, 1, "ORDERS"},
-      {{0, 0, "no such name", NULL, NULL, false}, 0, 0, NULL},
-      {{1, 1, NULL, NULL, NULL, false}, 2, 1, "ORDERS"},
-      {{0, 1, NULL, NULL, NULL, false}, 2, 1, NULL},
-      {{5, 0, NULL, NULL, NULL, false}, 2, 0, NULL},
-      {{0, 0, NULL, NULL, "ORDERS", true}, 1, 1, "ORDERS"},
-      {{0, 0, NULL, NULL, "ORDER", false}, 0, 0, NULL},
+      {{0, 0, NULL, "warning", NULL, false, NULL}, 1, 1, "ORDERS"},
+      {{0, 0, NULL, "problem", NULL, false, NULL}, 2, 2, NULL},
+      {{0, 0, NULL, "ok", NULL, false, NULL}, 0, 0, NULL},
+      {{0, 0, "STUCK", NULL, NULL, false, NULL}, 1, 1, "ORDERS"},
+      {{0, 0, "no such name", NULL, NULL, false, NULL}, 0, 0, NULL},
+      {{1, 1, NULL, NULL, NULL, false, NULL}, 2, 1, "ORDERS"},
+      {{0, 1, NULL, NULL, NULL, false, NULL}, 2, 1, NULL},
+      {{5, 0, NULL, NULL, NULL, false, NULL}, 2, 0, NULL},
+      {{0, 0, NULL, NULL, "ORDERS", true, NULL}, 1, 1, "ORDERS"},
+      {{0, 0, NULL, NULL, "ORDER", false, NULL}, 0, 0, NULL},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
     doc = parse(nl_view_streams_page(&d, &cases[i].q, "prod", fx.t, NULL));
@@ -295,6 +295,78 @@ void test_view_streams(void) {
   CHECK_EQ_U(json_object_array_length(get(doc, "streams")), 0);
   json_object_put(doc);
   nl_engine_free(fx.engine);
+}
+
+/* Two accounts with the same streams (SystemAccount): their documents
+ * merged name each stream's and each finding's account, and a query picks
+ * one account's stream. A's ORDERS/stuck is throttled; B's is not (its
+ * consumer acks). */
+void test_view_accounts_merged(void) {
+  fixture a, b;
+  fixture_init(&a);
+  fixture_init(&b);
+  b.consumers[0].num_ack_pending = 0;
+  b.consumers[0].ack_floor_consumer_seq = 5;
+  b.consumers[0].ack_floor_stream_seq = 5;
+  for (int i = 0; i < 4; i++) {
+    fixture_poll(&a);
+    fixture_poll(&b);
+  }
+  nl_view_streams_doc docs[2], merged;
+  CHECK(nl_view_streams_parts_account(&b.set, b.engine, "B", b.t, &docs[1]) ==
+        0);
+  CHECK(nl_view_streams_parts_account(&a.set, a.engine, "A", a.t, &docs[0]) ==
+        0);
+  CHECK(nl_view_streams_merge(docs, 2, &merged) == 0);
+  CHECK_EQ_U(merged.n, 4);
+  nl_view_streams_query q = {.stream = "ORDERS", .account = "B"};
+  struct json_object *doc =
+      parse(nl_view_streams_page(&merged, &q, "prod", a.t, NULL));
+  CHECK(json_object_get_int(get(doc, "matched")) == 1);
+  struct json_object *o = json_object_array_get_idx(get(doc, "streams"), 0);
+  CHECK(strcmp(get_str(o, "account"), "B") == 0);
+  CHECK(strcmp(get_str(o, "health"), "ok") == 0);
+  json_object_put(doc);
+  q.account = "A";
+  doc = parse(nl_view_streams_page(&merged, &q, "prod", a.t, NULL));
+  o = json_object_array_get_idx(get(doc, "streams"), 0);
+  CHECK(strcmp(get_str(o, "account"), "A") == 0);
+  CHECK(strcmp(get_str(o, "health"), "warning") == 0);
+  json_object_put(doc);
+  /* Without an account every stream is listed, most severe first. */
+  doc = parse(nl_view_streams_page(&merged, NULL, "prod", a.t, NULL));
+  CHECK(json_object_get_int(get(doc, "total")) == 4);
+  json_object_put(doc);
+
+  struct json_object *active[2], *resolved[2];
+  CHECK(nl_view_violation_arrays(a.engine, "prod", "A", &active[0],
+                                 &resolved[0]) == 0);
+  CHECK(nl_view_violation_arrays(b.engine, "prod", "B", &active[1],
+                                 &resolved[1]) == 0);
+  doc =
+      parse(nl_view_violations_merged(active, resolved, 2, "prod", a.t, NULL));
+  struct json_object *v = get(doc, "violations");
+  size_t throttled_a = 0, throttled_b = 0;
+  for (size_t i = 0; i < json_object_array_length(v); i++) {
+    struct json_object *f = json_object_array_get_idx(v, i);
+    bool mp = strcmp(get_str(f, "type"), "MAX_PENDING_THROTTLE") == 0;
+    throttled_a += mp && strcmp(get_str(f, "account"), "A") == 0;
+    throttled_b += mp && strcmp(get_str(f, "account"), "B") == 0;
+    CHECK(get_str(f, "account")[0] != '\0');
+  }
+  CHECK_EQ_U(throttled_a, 1);
+  CHECK_EQ_U(throttled_b, 0);
+  CHECK(json_object_get_int(get(doc, "count")) ==
+        (int)json_object_array_length(v));
+  json_object_put(doc);
+  for (int i = 0; i < 2; i++) {
+    json_object_put(active[i]);
+    json_object_put(resolved[i]);
+    nl_view_streams_doc_free(&docs[i]);
+  }
+  nl_view_streams_doc_free(&merged);
+  nl_engine_free(a.engine);
+  nl_engine_free(b.engine);
 }
 
 void test_view_history(void) {
