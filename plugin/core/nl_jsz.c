@@ -170,8 +170,12 @@ static int take_consumers(nl_jsz *z, size_t ri, size_t acc, json_object *sd,
     const char *name = nl_parse_string(cd, "name");
     if (name == NULL || name[0] == '\0')
       continue;
-    entry e = {r->accounts[acc].id, acc,  NULL,
-               NULL,               ri,   SIZE_MAX,
+    entry e = {r->accounts[acc].id,
+               acc,
+               NULL,
+               NULL,
+               ri,
+               SIZE_MAX,
                from_leader(cd, r->server_name, alone)};
     if (e.from_leader && nl_parse_consumer_item(cd, si, &r->scratch) == 0) {
       e.index = r->scratch.n_consumers - 1;
@@ -228,13 +232,16 @@ static int take_account(nl_jsz *z, size_t ri, json_object *acc) {
       continue;
     /* Every copy is read (a consumer's snapshot needs its stream's), but
      * only the leader's is used. An unreadable one stands as a name. */
-    entry e = {r->accounts[ai].id, ai,  NULL,
-               NULL,              ri,  SIZE_MAX,
+    entry e = {r->accounts[ai].id,
+               ai,
+               NULL,
+               NULL,
+               ri,
+               SIZE_MAX,
                from_leader(sd, r->server_name, alone)};
     size_t si = SIZE_MAX;
     if (nl_parse_stream_item(sd, &r->scratch) == 0 &&
-        strcmp(r->scratch.streams[r->scratch.n_streams - 1].name, stream) ==
-            0)
+        strcmp(r->scratch.streams[r->scratch.n_streams - 1].name, stream) == 0)
       si = r->scratch.n_streams - 1;
     if (si == SIZE_MAX) {
       /* Missing or unreadable config: listed, never observed. */
@@ -289,8 +296,8 @@ static int find_accounts(const char *text, size_t len, size_t *open,
           last_string != SIZE_MAX && i - last_string >= sizeof(key) - 1 &&
           memcmp(text + last_string, key, sizeof(key) - 1) == 0) {
         size_t k = last_string + sizeof(key) - 1;
-        while (k < i && (text[k] == ' ' || text[k] == '\t' ||
-                         text[k] == '\n' || text[k] == '\r' || text[k] == ':'))
+        while (k < i && (text[k] == ' ' || text[k] == '\t' || text[k] == '\n' ||
+                         text[k] == '\r' || text[k] == ':'))
           k++;
         if (k == i)
           array = i;
@@ -355,9 +362,9 @@ static int take_accounts(nl_jsz *z, size_t ri, const char *text,
     int rc = NL_PARSE_OK;
     if (spans[i].end <= spans[i].start)
       continue;
-    json_object *acc = nl_parse_object(text + spans[i].start,
-                                       spans[i].end - spans[i].start, &rc, err,
-                                       sizeof(err));
+    json_object *acc =
+        nl_parse_object(text + spans[i].start, spans[i].end - spans[i].start,
+                        &rc, err, sizeof(err));
     if (acc == NULL) {
       z->rejected++;
       continue;
@@ -382,9 +389,8 @@ int nl_jsz_add_reply(nl_jsz *z, const char *json, size_t len, char *err,
   span *spans = NULL;
   int found =
       json ? find_accounts(json, len, &open, &close, &spans, &n_spans) : 1;
-  char *rest = found == 0
-                   ? without_accounts(json, len, open, close, &rest_len)
-                   : NULL;
+  char *rest =
+      found == 0 ? without_accounts(json, len, open, close, &rest_len) : NULL;
   int rc = NL_PARSE_OK;
   json_object *root = NULL;
   if (found < 0 || (found == 0 && rest == NULL))
@@ -421,9 +427,9 @@ int nl_jsz_add_reply(nl_jsz *z, const char *json, size_t len, char *err,
     z->rejected++;
     return NL_PARSE_BAD_JSON;
   }
-  int64_t size = nl_parse_int(
-      nl_parse_member(data, "meta_cluster", json_type_object), "cluster_size",
-      1);
+  int64_t size =
+      nl_parse_int(nl_parse_member(data, "meta_cluster", json_type_object),
+                   "cluster_size", 1);
   if (size > (int64_t)z->expected && size < 100000)
     z->expected = (size_t)size;
   int status = reserve((void **)&z->replies, &z->cap_replies, z->n_replies,
@@ -571,8 +577,7 @@ int nl_jsz_finish(nl_jsz *z, nl_jsz_result *out) {
       acc->set.stream_list_short = z->n_replies < z->expected;
     }
     size_t j = i;
-    while (j < z->n_entries &&
-           strcmp(z->entries[j].account_id, id) == 0 &&
+    while (j < z->n_entries && strcmp(z->entries[j].account_id, id) == 0 &&
            strcmp(z->entries[j].stream, e->stream) == 0)
       j++;
     if (e->stream[0] != '\0')
