@@ -26,7 +26,7 @@ if ! make -C "$NL_ROOT" -s SANITIZE=thread build/tsan/nats_lens.so \
   exit
 fi
 nl_pass build build/tsan/nats_lens.so
-for t in test_advisory_burst test_events test_http; do
+for t in test_advisory_burst test_events test_http test_system_account; do
   NL_PLUGIN="$NL_ROOT/build/tsan/nats_lens.so" NL_SANITIZE=thread \
     NL_TSAN_LIB=$(cc -print-file-name=libtsan.so) \
     timeout 600 bash "$NL_ROOT/tests/integration/$t.sh" >"$NL_TMP/$t.txt" 2>&1
