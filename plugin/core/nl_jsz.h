@@ -5,26 +5,25 @@
  * with NL_JSZ_REQUEST receives one reply per server. Each reply holds, per
  * account, the streams that server stores (their config and state) and, per
  * stream, the consumers it stores: leaders and followers alike, each naming
- * its current leader in "cluster.leader". The collector keeps the replies
- * and merges them into what the per-account poll would have seen: each
- * stream on its stream leader's reply, each consumer on its consumer
- * leader's reply (which may be another server than its stream's leader).
- * A stream whose leader did not answer is missing and a consumer whose
- * leader did not answer is unobservable, as in the per-account poll. Pure:
- * json-c and libc only. */
+ * its current leader in "cluster.leader". The collector reads each reply
+ * into snapshots, one account at a time, and merges them into what the
+ * per-account poll would have seen: each stream on its stream leader's reply,
+ * each consumer on its consumer leader's reply (which may be another server
+ * than its stream's leader). A stream whose leader did not answer is missing
+ * and a consumer whose leader did not answer is unobservable, as in the
+ * per-account poll. Pure: json-c and libc only. */
 #ifndef NL_JSZ_H
 #define NL_JSZ_H
 
 #include "nl_select.h"
 #include "nl_snapshot.h"
 
-/* The subject the request goes to, and its body. The account limit is far
- * above any real deployment: nats-server before 2.11 sorts the accounts
- * only when an offset is given, so a first page shorter than all accounts
- * would be an arbitrary subset; one page of everything is exact on every
- * version. */
+/* The subject the request goes to, and its body. Its account limit,
+ * 100,000, is far above any real deployment: nats-server before 2.11 sorts the
+ * accounts only when an offset is given, so a first page shorter than all
+ * accounts would be an arbitrary subset; one page of everything is exact on
+ * every version. */
 #define NL_JSZ_SUBJECT "$SYS.REQ.SERVER.PING.JSZ"
-#define NL_JSZ_ACCOUNTS_LIMIT 100000
 #define NL_JSZ_REQUEST                                                         \
   "{\"accounts\":true,\"streams\":true,\"consumer\":true,\"config\":true,"     \
   "\"limit\":100000}"

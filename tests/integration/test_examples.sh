@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The examples, run for real:
 # - the collectd snippets of examples/collectd/ (all but auth.conf, which
-#   needs credential files and an authenticating server) are loaded
+#   needs credential files and an authenticating server, and
+#   system-account.conf, which needs a system-account user; both are run
+#   for real by test_auth and test_system_account) are loaded
 #   together into a real collectd, their URLs pointed at a local
 #   nats-server: collectd starts without a warning, and every instance they
 #   define connects and dispatches values;
 # - every option used in any example's <Plugin nats_lens> block (auth.conf
-#   included) is one the configuration parser accepts;
+#   and system-account.conf included) is one the configuration parser accepts;
 # - the five scenario scripts of examples/scenarios/, run at the same time
 #   against that server, each make collectd report their class for their
 #   consumer and, after their fix, an OKAY notification that is not the
@@ -49,7 +51,7 @@ nl_start_nats "$PORT" || exit 1
 blocks=
 instances=
 for f in "$EX"/collectd/*.conf; do
-  [ "$(basename "$f")" = auth.conf ] && continue
+  case $(basename "$f") in auth.conf | system-account.conf) continue ;; esac
   blocks="$blocks
 $(plugin_blocks "$f" |
     sed -E -e "s|URL \"[a-z]+://[^\"]*\"|URL \"nats://127.0.0.1:$PORT\"|" \
