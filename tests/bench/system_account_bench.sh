@@ -8,7 +8,7 @@
 #     nl-bench poll-accounts (one nl_poll_run per account, as 100 Instance
 #     blocks would): requests, bytes, wall and CPU ms per poll (medians of
 #     NL_SA_POLLS polls, NL_SA_RUNS runs);
-#   - on the single server, collectd's resident memory growth (Interval 5,
+#   - on each topology, collectd's resident memory growth (Interval 5,
 #     ConsumerValues "none", after NL_SA_COLLECTD_POLLS polls) with one
 #     SystemAccount Instance and with 100 per-account Instances, against
 #     the same collectd without the plugin (medians of 10 samples 1 s apart).
@@ -151,6 +151,10 @@ nl_retry 60 ready || {
 }
 setup "$CPORT" || exit 1
 measure cluster "$CPORT" || exit 1
+off=$(collectd_rss off "$CPORT")
+sys=$(collectd_rss system "$CPORT")
+per=$(collectd_rss accounts "$CPORT")
+echo "{\"topology\":\"cluster\",\"rss_kb\":{\"off\":$off,\"system\":$sys,\"accounts\":$per}}" >>"$JSON"
 
 python3 - "$JSON" "$OUT_MD" "$ACCOUNTS" "$STREAMS" "$PER_STREAM" \
   "$(git -C "$NL_ROOT" rev-parse --short HEAD)" <<'PY'
@@ -184,15 +188,20 @@ for topo in ("single", "cluster"):
             format(reference, ","),
             format(int(med(topo, mode, "bytes_per_poll") / 1024), ","),
             med(topo, mode, "wall_ms_median"), med(topo, mode, "cpu_ms_median")))
-rss = [r["rss_kb"] for r in rows if "rss_kb" in r]
+rss = {r["topology"]: r["rss_kb"] for r in rows if "rss_kb" in r}
 if rss:
-    r = rss[0]
-    lines += ["", "collectd's resident memory growth on the single server "
-              "(ConsumerValues \"none\", Interval 5, median of 10 samples): "
-              "one SystemAccount Instance %.1f MB, %d per-account Instances "
-              "%.1f MB (each with its own connection, poll thread and engine)." % (
-                  (r["system"] - r["off"]) / 1024, accounts,
-                  (r["accounts"] - r["off"]) / 1024)]
+    lines += ["", "collectd's resident memory growth (ConsumerValues \"none\", "
+              "Interval 5, median of 10 samples 1 s apart; the per-account "
+              "Instances each have their own connection, poll thread and "
+              "engine):", "",
+              "| topology | one SystemAccount Instance | %d per-account Instances |" % accounts,
+              "|---|---:|---:|"]
+    for topo in ("single", "cluster"):
+        if topo in rss:
+            r = rss[topo]
+            lines.append("| %s | %.1f MB | %.1f MB |" % (
+                topo, (r["system"] - r["off"]) / 1024,
+                (r["accounts"] - r["off"]) / 1024))
 lines += ["", "Wall time is the poll's time on the plugin's side: in the "
           "per-account mode the sum over the accounts polled one after "
           "another (collectd runs the Instances in parallel, each on its own "
