@@ -77,6 +77,7 @@ static int connect_server(const nlc_options *o, nl_transport **t,
       .tls_ca_file = o->tls_ca,
       .tls_cert_file = o->tls_cert,
       .tls_key_file = o->tls_key,
+      .inbox_prefix = o->inbox_prefix,
   };
   static const nl_transport_names names = {
       "",        "",       "--server", "--user",     "--password", "--token",

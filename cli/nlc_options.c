@@ -30,6 +30,8 @@ void nlc_options_usage(FILE *out) {
       "      --tls-cert FILE     client certificate (with --tls-key)\n"
       "      --tls-key FILE      client key\n"
       "      --timeout SECONDS   per request and for connecting (default 5)\n"
+      "      --inbox-prefix P    reply subjects under P (default _INBOX), for\n"
+      "                          a user allowed to subscribe to P.> only\n"
       "\n"
       "What to check:\n"
       "      --stream GLOB       only streams matching GLOB (repeatable)\n"
@@ -154,6 +156,7 @@ enum {
   OPT_TLS_CERT,
   OPT_TLS_KEY,
   OPT_TIMEOUT,
+  OPT_INBOX_PREFIX,
   OPT_STREAM,
   OPT_EXCLUDE,
   OPT_WATCH,
@@ -180,6 +183,7 @@ static const struct option long_options[] = {
     {"tls-cert", required_argument, NULL, OPT_TLS_CERT},
     {"tls-key", required_argument, NULL, OPT_TLS_KEY},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"inbox-prefix", required_argument, NULL, OPT_INBOX_PREFIX},
     {"stream", required_argument, NULL, OPT_STREAM},
     {"exclude-stream", required_argument, NULL, OPT_EXCLUDE},
     {"watch", required_argument, NULL, OPT_WATCH},
@@ -237,6 +241,9 @@ static int apply(nlc_options *o, int opt, char *arg, char *err, size_t errlen) {
       snprintf(err, errlen, "--timeout needs 0.1 to 600 seconds");
       return -1;
     }
+    return 0;
+  case OPT_INBOX_PREFIX:
+    o->inbox_prefix = arg;
     return 0;
   case OPT_STREAM:
   case OPT_EXCLUDE:

@@ -34,6 +34,7 @@ typedef struct {
   const char *tls_ca;
   const char *tls_cert;
   const char *tls_key;
+  const char *inbox_prefix; /* --inbox-prefix, or NULL (cnats' _INBOX). */
   /* --stream and --exclude-stream (the globs are borrowed from argv). */
   nl_stream_select select;
   /* --system-account: the user is in the system account, and every

@@ -182,7 +182,10 @@ int nl_transport_create(const nl_transport_config *cfg, nl_transport **out,
            cfg->inbox_prefix ? cfg->inbox_prefix : "_INBOX");
   if (s == NATS_OK && cfg->inbox_prefix) {
     step = "InboxPrefix";
-    s = natsOptions_SetCustomInboxPrefix(t->opts, cfg->inbox_prefix);
+    /* Kept whole for nl_transport_gather's reply subjects. */
+    s = strlen(cfg->inbox_prefix) < sizeof(t->inbox_prefix)
+            ? natsOptions_SetCustomInboxPrefix(t->opts, cfg->inbox_prefix)
+            : NATS_INVALID_ARG;
   }
   if (s == NATS_OK && tls) {
     step = "TLS";

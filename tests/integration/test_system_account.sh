@@ -247,8 +247,10 @@ fi
 # the scenario streams are alike in A, B and C, so the same configuration
 # findings come in each account, each under its own, and what the fault of
 # A's GAP adds only under A; the accounts --exclude-account leaves out are
-# not reported.
-"$NL_ROOT/cli/nats-lens-check" --server "$(url admin)" --system-account \
+# not reported. It runs as the least-privileged user, whose replies come
+# under its own inbox prefix.
+"$NL_ROOT/cli/nats-lens-check" --server "$(url mon)" --inbox-prefix _INBOX_nl \
+  --system-account \
   --exclude-account C --format json >"$NL_TMP/check.json" 2>"$NL_TMP/check.err"
 if python3 - "$NL_TMP/check.json" <<'PY'; then
 import json, sys
