@@ -6,7 +6,10 @@
 # data are made and freed on every poll). One-time allocations of cnats,
 # OpenSSL and collectd are the same in both runs; a leak per poll makes
 # "definitely lost" grow with the number of polls. Passes when it does not
-# grow, and valgrind saw no invalid read or write.
+# grow, and valgrind saw no invalid read or write. The same again for
+# SystemAccount mode: a server with a system account and accounts A and B
+# holding a throttled consumer each, one Instance reading both through JSZ,
+# account A's advisories on a connection of its own (AccountAdvisories).
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin valgrind
@@ -37,18 +40,21 @@ inj publish w.a --count 30 >/dev/null
 # Three unacked messages hold max_ack_pending for the whole test.
 inj consume V stuck --duration 2 --no-ack >/dev/null 2>&1
 
-# run POLLS: runs collectd under valgrind until POLLS polls were made, stops
-# it with SIGTERM and sets RESULT to "DEFINITELY_LOST ERRORS POLLS" from its
-# report ("x" for what the report lacks).
+# run POLLS [MODE]: runs collectd under valgrind until POLLS polls were
+# made (MODE "system": the SystemAccount Instance), stops it with SIGTERM
+# and sets RESULT to "DEFINITELY_LOST ERRORS POLLS" from its report ("x"
+# for what the report lacks).
+BLOCK="<Instance \"vg\">
+  URL \"nats://127.0.0.1:$PORT\"
+  Timeout 2
+</Instance>"
 run() {
-  local polls=$1 n=0 i log=$NL_TMP/vg-$1.log
+  local polls=$1 n=0 i log=$NL_TMP/vg-$1${2:-}.log block=$BLOCK
+  [ "${2:-}" = system ] && block=$SYSTEM_BLOCK
   rm -rf "$NL_TMP/csv"
   NL_COLLECTD_WRAPPER="valgrind --leak-check=full --show-leak-kinds=definite \
     --num-callers=30 --error-exitcode=0 --log-file=$log" \
-    nl_start_collectd "<Instance \"vg\">
-  URL \"nats://127.0.0.1:$PORT\"
-  Timeout 2
-</Instance>" 1 || return 1
+    nl_start_collectd "$block" 1 || return 1
   for ((i = 0; i < polls * 6 + 60; i++)); do
     n=$(tail -n +2 "$(nl_csv_file vg duration poll)" 2>/dev/null | wc -l)
     [ "$n" -ge "$polls" ] && break
@@ -101,5 +107,59 @@ else
   nl_fail no-memory-errors "valgrind errors: $err1 and $err2"
   grep -B 2 -A 15 'Invalid\|uninitialised' "$NL_TMP"/vg-*.log | head -n 60 |
     sed 's/^/# /'
+fi
+# SystemAccount mode: a throttled consumer in each of accounts A and B of a
+# server with a system account.
+SPORT=$((PORT + 1))
+cat >"$NL_TMP/system.conf" <<EOF
+listen: 127.0.0.1:$SPORT
+jetstream { store_dir: "$NL_TMP/js-system" }
+accounts {
+  SYS: { users: [{user: sys, password: sys}] }
+  A: { jetstream: enabled, users: [{user: a, password: a}] }
+  B: { jetstream: enabled, users: [{user: b, password: b}] }
+}
+system_account: SYS
+EOF
+nl_start_server system "$SPORT" -c "$NL_TMP/system.conf" || exit 1
+for acc in a b; do
+  u="nats://$acc:$acc@127.0.0.1:$SPORT"
+  "$NL_INJECT" --server "$u" stream-create V --subjects 'v.>' >/dev/null &&
+    "$NL_INJECT" --server "$u" consumer-create V stuck --ack-wait 120 \
+      --max-ack-pending 3 >/dev/null &&
+    "$NL_INJECT" --server "$u" publish v.a --count 20 >/dev/null &&
+    "$NL_INJECT" --server "$u" consume V stuck --duration 2 --no-ack \
+      >/dev/null 2>&1
+done
+SYSTEM_BLOCK="<Instance \"vg\">
+  URL \"nats://127.0.0.1:$SPORT\"
+  User \"sys\"
+  Password \"sys\"
+  SystemAccount true
+  AccountAdvisories \"A\" \"a\" \"a\"
+  Timeout 2
+</Instance>"
+RESULT="x x 0"
+run "$SHORT" system
+read -r lost1 err1 polls1 <<<"$RESULT"
+RESULT="x x 0"
+run "$LONG" system
+read -r lost2 err2 polls2 <<<"$RESULT"
+echo "# system account, short run: $polls1 polls, definitely lost $lost1 bytes, $err1 errors"
+echo "# system account, long run: $polls2 polls, definitely lost $lost2 bytes, $err2 errors"
+if [ "$lost1" != x ] && [ "$lost2" != x ] &&
+  [ "$polls2" -ge $((polls1 + 10)) ] && [ "$lost2" -le $((lost1 + 1024)) ]; then
+  nl_pass system-account/no-growing-leak "definitely lost $lost1 B after $polls1 polls, $lost2 B after $polls2"
+else
+  nl_fail system-account/no-growing-leak "definitely lost $lost1 B after $polls1 polls, $lost2 B after $polls2"
+  grep -A 20 'definitely lost in' "$NL_TMP/vg-${LONG}system.log" 2>/dev/null |
+    head -n 60 | sed 's/^/# /'
+fi
+if [ "$err1" = 0 ] && [ "$err2" = 0 ]; then
+  nl_pass system-account/no-memory-errors "valgrind: 0 errors in both runs"
+else
+  nl_fail system-account/no-memory-errors "valgrind errors: $err1 and $err2"
+  grep -B 2 -A 12 -E '== (Invalid|Conditional|Use of)' "$NL_TMP"/vg-*system.log |
+    head -n 60 | sed 's/^/# /'
 fi
 nl_end
