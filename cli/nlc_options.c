@@ -245,28 +245,25 @@ static int apply(nlc_options *o, int opt, char *arg, char *err, size_t errlen) {
   case OPT_INBOX_PREFIX:
     o->inbox_prefix = arg;
     return 0;
-  case OPT_STREAM:
-  case OPT_EXCLUDE:
-    if ((opt == OPT_STREAM
-             ? add_glob(&o->select.include, &o->select.n_include, arg)
-             : add_glob(&o->select.exclude, &o->select.n_exclude, arg)) != 0) {
-      snprintf(err, errlen, "out of memory");
-      return -1;
-    }
-    return 0;
   case OPT_SYSTEM_ACCOUNT:
     o->system_account = true;
     return 0;
+  case OPT_STREAM:
+  case OPT_EXCLUDE:
   case OPT_ACCOUNT:
-  case OPT_EXCLUDE_ACCOUNT:
-    if ((opt == OPT_ACCOUNT
-             ? add_glob(&o->accounts.include, &o->accounts.n_include, arg)
-             : add_glob(&o->accounts.exclude, &o->accounts.n_exclude, arg)) !=
-        0) {
+  case OPT_EXCLUDE_ACCOUNT: {
+    /* --stream and --exclude-stream select streams, --account and
+     * --exclude-account accounts. */
+    nl_stream_select *sel =
+        opt == OPT_STREAM || opt == OPT_EXCLUDE ? &o->select : &o->accounts;
+    bool exclude = opt == OPT_EXCLUDE || opt == OPT_EXCLUDE_ACCOUNT;
+    if ((exclude ? add_glob(&sel->exclude, &sel->n_exclude, arg)
+                 : add_glob(&sel->include, &sel->n_include, arg)) != 0) {
       snprintf(err, errlen, "out of memory");
       return -1;
     }
     return 0;
+  }
   case OPT_WATCH:
     if (duration_s(arg, 0.1, 3600, &o->watch_s) != 0) {
       snprintf(err, errlen, "--watch needs 0.1 to 3600 seconds");

@@ -428,19 +428,7 @@ void nl_view_streams_doc_free(nl_view_streams_doc *d) {
   *d = (nl_view_streams_doc){0};
 }
 
-/* Copies of n bytes of s (NUL-terminated, s may be NULL) into *out.
- * Returns false out of memory. */
-static bool copy_text(const char *s, size_t n, char **out) {
-  *out = NULL;
-  if (s == NULL)
-    return true;
-  *out = malloc(n + 1);
-  if (*out != NULL)
-    memcpy(*out, s, n + 1);
-  return *out != NULL;
-}
-
-int nl_view_streams_merge(const nl_view_streams_doc *docs, size_t n,
+int nl_view_streams_merge(nl_view_streams_doc *docs, size_t n,
                           nl_view_streams_doc *out) {
   *out = (nl_view_streams_doc){0};
   size_t total = 0;
@@ -449,27 +437,16 @@ int nl_view_streams_merge(const nl_view_streams_doc *docs, size_t n,
   out->parts = calloc(total ? total : 1, sizeof(*out->parts));
   if (out->parts == NULL)
     return -1;
-  bool ok = true;
   for (size_t i = 0; i < n; i++) {
     if (docs[i].polled_ns > out->polled_ns)
       out->polled_ns = docs[i].polled_ns;
     out->unobservable += docs[i].unobservable;
-    for (size_t k = 0; ok && k < docs[i].n; k++) {
-      const nl_view_stream_part *p = &docs[i].parts[k];
-      nl_view_stream_part *q = &out->parts[out->n++];
-      q->len = p->len;
-      q->problems_len = p->problems_len;
-      q->rank = p->rank;
-      ok = copy_text(p->text, p->len, &q->text) &&
-           copy_text(p->problems, p->problems_len, &q->problems) &&
-           copy_text(p->names, strlen(p->names), &q->names) &&
-           copy_text(p->account, p->account ? strlen(p->account) : 0,
-                     &q->account);
-    }
-  }
-  if (!ok) {
-    nl_view_streams_doc_free(out);
-    return -1;
+    if (docs[i].n > 0)
+      memcpy(out->parts + out->n, docs[i].parts,
+             docs[i].n * sizeof(*out->parts));
+    out->n += docs[i].n;
+    free(docs[i].parts);
+    docs[i] = (nl_view_streams_doc){0};
   }
   if (out->n > 1)
     qsort(out->parts, out->n, sizeof(*out->parts), part_order);

@@ -82,10 +82,11 @@ int nl_view_streams_parts_account(const nl_snapshot_set *set, nl_engine *e,
                                   const char *account, int64_t poll_ns,
                                   nl_view_streams_doc *out);
 
-/* Copies the parts of the n documents docs into one, most severe first,
- * then by account and name; polled_ns is the latest, unobservable the sum.
- * Returns 0, or -1 out of memory (then *out holds nothing). */
-int nl_view_streams_merge(const nl_view_streams_doc *docs, size_t n,
+/* Moves the parts of the n documents docs into one, most severe first,
+ * then by account and name (polled_ns is the latest, unobservable the
+ * sum), and leaves each of docs empty. Returns 0, or -1 out of memory
+ * (then *out holds nothing and docs are unchanged). */
+int nl_view_streams_merge(nl_view_streams_doc *docs, size_t n,
                           nl_view_streams_doc *out);
 
 void nl_view_streams_doc_free(nl_view_streams_doc *d);

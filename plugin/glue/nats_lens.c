@@ -233,6 +233,23 @@ static int config_append(oconfig_item_t *ci, char ***list, size_t *n) {
   return status;
 }
 
+/* Returns a zeroed instance with its locks and complaints initialised, or
+ * NULL when memory runs out: the start of an instance and of an account
+ * instance alike. */
+static nl_instance *instance_new(void) {
+  nl_instance *inst = calloc(1, sizeof(*inst));
+  if (inst == NULL)
+    return NULL;
+  pthread_mutex_init(&inst->engine_lock, NULL);
+  pthread_mutex_init(&inst->created_lock, NULL);
+  pthread_mutex_init(&inst->send_lock, NULL);
+  C_COMPLAIN_INIT(&inst->poll_complaint);
+  C_COMPLAIN_INIT(&inst->connect_complaint);
+  C_COMPLAIN_INIT(&inst->publish_complaint);
+  C_COMPLAIN_INIT(&inst->overrun_complaint);
+  return inst;
+}
+
 static void instance_free(void *arg) {
   nl_instance *inst = arg;
   if (inst == NULL)
@@ -613,22 +630,15 @@ static size_t n_instances;
 /* Parses one Instance block, binds its listener (if any) and registers its
  * read callback; its threads start in nl_init. */
 static int config_instance(oconfig_item_t *ci) {
-  nl_instance *inst = calloc(1, sizeof(*inst));
+  nl_instance *inst = instance_new();
   if (inst == NULL)
     return -1;
   nl_detect_params_default(&inst->params);
   inst->params.config_classes = true;
   inst->advisories = true;
-  pthread_mutex_init(&inst->engine_lock, NULL);
-  pthread_mutex_init(&inst->created_lock, NULL);
-  pthread_mutex_init(&inst->send_lock, NULL);
   nl_health_init(&inst->health);
   inst->timeout_s = 2.0;
   inst->consumer_values_limit = NL_DEFAULT_VALUES_LIMIT;
-  C_COMPLAIN_INIT(&inst->poll_complaint);
-  C_COMPLAIN_INIT(&inst->connect_complaint);
-  C_COMPLAIN_INIT(&inst->publish_complaint);
-  C_COMPLAIN_INIT(&inst->overrun_complaint);
   if (cf_util_get_string(ci, &inst->name) != 0) {
     ERROR(LOG_PREFIX "an Instance block needs exactly one name, as in "
                      "<Instance \"local\">.");
@@ -854,27 +864,30 @@ static nl_http *instance_http(const nl_instance *inst) {
   return inst->parent ? inst->parent->http : inst->http;
 }
 
+/* Builds a plugin_instance from "<instance>", then "-<account>" for an
+ * account instance, then "-<stream>" when stream is not NULL, fitted to
+ * collectd's limits (nl_name_fit). */
+static void plugin_instance_of(const nl_instance *inst, const char *stream,
+                               char *out, size_t len) {
+  char joined[3 * NL_NAME_MAX];
+  snprintf(joined, sizeof(joined), "%s%s%s%s%s", inst->name,
+           inst->account ? "-" : "", inst->account ? inst->account : "",
+           stream ? "-" : "", stream ? stream : "");
+  nl_name_fit(joined, out, len);
+}
+
 /* Builds the plugin_instance of inst's own values: "<instance>", or
  * "<instance>-<account>" for an account instance. */
 static void own_plugin_instance(const nl_instance *inst, char *out,
                                 size_t len) {
-  char joined[2 * NL_NAME_MAX];
-  snprintf(joined, sizeof(joined), "%s%s%s", inst->name,
-           inst->account ? "-" : "", inst->account ? inst->account : "");
-  nl_name_fit(joined, out, len);
+  plugin_instance_of(inst, NULL, out, len);
 }
 
 /* Builds the plugin_instance "<instance>-<stream>", or
  * "<instance>-<account>-<stream>" for an account instance. */
 static void stream_plugin_instance(const nl_instance *inst, const char *stream,
                                    char *out, size_t len) {
-  char joined[3 * NL_NAME_MAX];
-  if (inst->account != NULL)
-    snprintf(joined, sizeof(joined), "%s-%s-%s", inst->name, inst->account,
-             stream);
-  else
-    snprintf(joined, sizeof(joined), "%s-%s", inst->name, stream);
-  nl_name_fit(joined, out, len);
+  plugin_instance_of(inst, stream, out, len);
 }
 
 static void submit(const read_ctx *rc, const char *plugin_instance,
@@ -1527,18 +1540,21 @@ static void account_advisories_poll(nl_instance *a) {
 }
 
 /* Returns the account instance of parent for account acc, made at its
- * first sight, or NULL when memory runs out. Poll thread only. */
+ * first sight, and sets *index to its place in parent->accounts; or
+ * returns NULL when memory runs out. Poll thread only. */
 static nl_instance *account_instance(nl_instance *parent,
-                                     const nl_jsz_account *acc) {
+                                     const nl_jsz_account *acc, size_t *index) {
   for (size_t i = 0; i < parent->n_accounts; i++)
-    if (strcmp(parent->accounts[i]->account_id, acc->id) == 0)
+    if (strcmp(parent->accounts[i]->account_id, acc->id) == 0) {
+      *index = i;
       return parent->accounts[i];
+    }
   nl_instance **grown =
       realloc(parent->accounts, (parent->n_accounts + 1) * sizeof(*grown));
   if (grown == NULL)
     return NULL;
   parent->accounts = grown;
-  nl_instance *a = calloc(1, sizeof(*a));
+  nl_instance *a = instance_new();
   if (a == NULL)
     return NULL;
   a->parent = parent;
@@ -1554,13 +1570,6 @@ static nl_instance *account_instance(nl_instance *parent,
   a->health.account = a->account;
   a->health.last_summary_ns = 0;
   a->health.published = a->health.failed = 0;
-  pthread_mutex_init(&a->engine_lock, NULL);
-  pthread_mutex_init(&a->created_lock, NULL);
-  pthread_mutex_init(&a->send_lock, NULL);
-  C_COMPLAIN_INIT(&a->poll_complaint);
-  C_COMPLAIN_INIT(&a->connect_complaint);
-  C_COMPLAIN_INIT(&a->publish_complaint);
-  C_COMPLAIN_INIT(&a->overrun_complaint);
   a->disconnects_seen = nl_transport_disconnects(parent->transport);
   if (a->name == NULL || a->account == NULL || a->account_id == NULL ||
       (a->engine = nl_engine_create(&a->params)) == NULL) {
@@ -1574,6 +1583,7 @@ static nl_instance *account_instance(nl_instance *parent,
             parent->name, a->account);
     a->health.enabled = false;
   }
+  *index = parent->n_accounts;
   parent->accounts[parent->n_accounts++] = a;
   INFO(LOG_PREFIX "Instance \"%s\": watching account \"%s\" (%zu "
                   "stream(s), %zu consumer(s)).",
@@ -1612,15 +1622,15 @@ static void poll_system(nl_instance *inst, read_ctx *rc) {
   uint64_t onsets = 0;
   bool *listed = calloc(inst->n_accounts + r.n_accounts + 1, sizeof(*listed));
   for (size_t i = 0; i < r.n_accounts; i++) {
-    nl_instance *a = account_instance(inst, &r.accounts[i]);
+    size_t k = 0;
+    nl_instance *a = account_instance(inst, &r.accounts[i], &k);
     if (a == NULL) {
       ERROR(LOG_PREFIX "Instance \"%s\": out of memory for account \"%s\".",
             inst->name, r.accounts[i].name);
       continue;
     }
-    for (size_t k = 0; listed != NULL && k < inst->n_accounts; k++)
-      if (inst->accounts[k] == a)
-        listed[k] = true;
+    if (listed != NULL)
+      listed[k] = true;
     uint64_t o = 0, contradicted = 0;
     account_advisories_poll(a);
     kept += apply_poll(a, rc, &r.accounts[i].set, &o, &contradicted);

@@ -788,7 +788,11 @@ void nl_http_publish(nl_http *h, int64_t poll_ns) {
     }
     v = nl_view_violations_merged(active, resolved, n, h->instance, now_ns(),
                                   &vlen);
+    /* Each account's parts move into the served document: every account
+     * renders new ones each poll (nl_http_update_account) before this. */
     have_streams = nl_view_streams_merge(docs, n, &s) == 0;
+    for (size_t i = 0; have_streams && i < n; i++)
+      h->accounts[i].streams = (nl_view_streams_doc){0};
   }
   pthread_mutex_unlock(&h->doc_lock);
   free(active);

@@ -72,8 +72,9 @@ void nl_http_update_account(nl_http *h, const char *account, nl_engine *e,
                             const nl_snapshot_set *set, int64_t poll_ns);
 
 /* SystemAccount: merges the documents of every account into those served
- * and counts a poll at poll_ns (0: none). Call with no engine lock held,
- * after the accounts' nl_http_update_account of one poll. */
+ * and counts a poll at poll_ns (0: none). Each account's streams move into
+ * the served document, so call it once per poll, with no engine lock held,
+ * after every account's nl_http_update_account of that poll. */
 void nl_http_publish(nl_http *h, int64_t poll_ns);
 
 /* Records a failed poll (why: one line) for /healthz; the documents of the

@@ -120,6 +120,18 @@ EOF
   wait "$pid" 2>/dev/null
 }
 
+# topology NAME PORT: the streams and consumers of every account on the
+# server at PORT, both modes measured, and collectd's memory with each.
+topology() {
+  local topo=$1 port=$2 off sys per
+  setup "$port" || return 1
+  measure "$topo" "$port" || return 1
+  off=$(collectd_rss off "$port")
+  sys=$(collectd_rss system "$port")
+  per=$(collectd_rss accounts "$port")
+  echo "{\"topology\":\"$topo\",\"rss_kb\":{\"off\":$off,\"system\":$sys,\"accounts\":$per}}" >>"$JSON"
+}
+
 echo "# system account: one server, $ACCOUNTS accounts" >&2
 cat >"$NL_TMP/single.conf" <<EOF
 listen: 127.0.0.1:$PORT
@@ -128,12 +140,7 @@ $(accounts_conf)
 EOF
 nl_start_server single "$PORT" -c "$NL_TMP/single.conf" || exit 1
 SINGLE_PID=$NL_SERVER_PID
-setup "$PORT" || exit 1
-measure single "$PORT" || exit 1
-off=$(collectd_rss off "$PORT")
-sys=$(collectd_rss system "$PORT")
-per=$(collectd_rss accounts "$PORT")
-echo "{\"topology\":\"single\",\"rss_kb\":{\"off\":$off,\"system\":$sys,\"accounts\":$per}}" >>"$JSON"
+topology single "$PORT" || exit 1
 kill "$SINGLE_PID"
 wait "$SINGLE_PID" 2>/dev/null
 
@@ -149,12 +156,7 @@ nl_retry 60 ready || {
   echo "# the cluster has no meta leader" >&2
   exit 1
 }
-setup "$CPORT" || exit 1
-measure cluster "$CPORT" || exit 1
-off=$(collectd_rss off "$CPORT")
-sys=$(collectd_rss system "$CPORT")
-per=$(collectd_rss accounts "$CPORT")
-echo "{\"topology\":\"cluster\",\"rss_kb\":{\"off\":$off,\"system\":$sys,\"accounts\":$per}}" >>"$JSON"
+topology cluster "$CPORT" || exit 1
 
 python3 - "$JSON" "$OUT_MD" "$ACCOUNTS" "$STREAMS" "$PER_STREAM" \
   "$(git -C "$NL_ROOT" rev-parse --short HEAD)" <<'PY'

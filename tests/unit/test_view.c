@@ -319,6 +319,7 @@ void test_view_accounts_merged(void) {
         0);
   CHECK(nl_view_streams_merge(docs, 2, &merged) == 0);
   CHECK_EQ_U(merged.n, 4);
+  CHECK(docs[0].n == 0 && docs[1].n == 0); /* Moved, not copied. */
   nl_view_streams_query q = {.stream = "ORDERS", .account = "B"};
   struct json_object *doc =
       parse(nl_view_streams_page(&merged, &q, "prod", a.t, NULL));
