@@ -10,6 +10,16 @@ NL_INJECT="$NL_ROOT/tests/tools/nl-inject"
 NL_PLUGIN=${NL_PLUGIN:-"$NL_ROOT/plugin/nats_lens.so"}
 NL_TYPES="$NL_ROOT/types.db.d/nats_lens.db"
 NL_PIDS=()
+# Several collectd processes in one test (tests/integration/test_agents.sh):
+# NL_COLLECTD_DIR is the directory of one collectd's configuration, plugins,
+# log, CSV and PID file (default $NL_TMP, as every other test has it), and
+# NL_HOSTNAME its Hostname (default nl-test). nl_start_collectd,
+# nl_notifications, nl_wait_notification and the nl_csv_* helpers use both,
+# so `NL_COLLECTD_DIR=$NL_TMP/a1 NL_HOSTNAME=a1 nl_csv_last ...` reads one
+# collectd's values. NL_COLLECTD_DIRS lists the directories other than
+# $NL_TMP that nl_start_collectd used (nl_sanitizer_check reads them too).
+NL_COLLECTD_DIRS=()
+nl_cd_dir() { echo "${NL_COLLECTD_DIR:-$NL_TMP}"; }
 
 # Under `make test SANITIZE=1` the plugin is built with ASan and UBSan:
 # collectd (not sanitized) is started with libasan preloaded, and every
@@ -29,10 +39,12 @@ fi
 # ThreadSanitizer report.
 nl_sanitizer_check() {
   local f re='ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer'
-  for f in "$NL_TMP"/*.out "$NL_TMP"/*.log; do
+  for f in "$NL_TMP"/*.out "$NL_TMP"/*.log \
+    "${NL_COLLECTD_DIRS[@]/%//collectd.out}" \
+    "${NL_COLLECTD_DIRS[@]/%//collectd.log}"; do
     [ -f "$f" ] || continue
     if grep -qE "$re" "$f"; then
-      nl_fail "sanitizer/$(basename "$f")" "$(grep -m1 -E "$re" "$f")"
+      nl_fail "sanitizer/${f#"$NL_TMP"/}" "$(grep -m1 -E "$re" "$f")"
     fi
   done
 }
@@ -174,19 +186,22 @@ nl_start_server() {
 
 # nl_log_csv_config: the collectd configuration lines that log to
 # $NL_TMP/collectd.log (notifications included) and write values as CSV
-# under $NL_TMP/csv, as every test reads them.
+# under $NL_TMP/csv, as every test reads them (under NL_COLLECTD_DIR when
+# set).
 nl_log_csv_config() {
+  local d
+  d=$(nl_cd_dir)
   cat <<EOF
 LoadPlugin logfile
 <Plugin logfile>
   LogLevel info
-  File "$NL_TMP/collectd.log"
+  File "$d/collectd.log"
   Timestamp true
   PrintSeverity true
 </Plugin>
 LoadPlugin csv
 <Plugin csv>
-  DataDir "$NL_TMP/csv"
+  DataDir "$d/csv"
   StoreRates false
 </Plugin>
 EOF
@@ -198,20 +213,27 @@ EOF
 # logfile, csv and the built plugin. The plugin's configuration is given as
 # text. PLUGINS names further collectd plugins (space-separated, such as
 # "write_graphite network") to copy from /usr/lib/collectd for EXTRA_CONFIG
-# to load. Logs go to $NL_TMP/collectd.log, values to $NL_TMP/csv.
+# to load. Logs go to $NL_TMP/collectd.log, values to $NL_TMP/csv. With
+# NL_COLLECTD_DIR set, all of its files (plugins included, so that no
+# running collectd's plugin file is overwritten) go there instead, and
+# NL_HOSTNAME names the host (see the top of this file).
 nl_start_collectd() {
-  local blocks=$1 interval=${2:-1} extra=${3:-} plugins=${4:-} p
-  mkdir -p "$NL_TMP/plugins" "$NL_TMP/csv"
-  cp /usr/lib/collectd/logfile.so /usr/lib/collectd/csv.so "$NL_TMP/plugins/"
+  local blocks=$1 interval=${2:-1} extra=${3:-} plugins=${4:-} p d
+  d=$(nl_cd_dir)
+  if [ "$d" != "$NL_TMP" ]; then
+    NL_COLLECTD_DIRS+=("$d")
+  fi
+  mkdir -p "$d/plugins" "$d/csv"
+  cp /usr/lib/collectd/logfile.so /usr/lib/collectd/csv.so "$d/plugins/"
   for p in $plugins; do
-    cp "/usr/lib/collectd/$p.so" "$NL_TMP/plugins/" || return 1
+    cp "/usr/lib/collectd/$p.so" "$d/plugins/" || return 1
   done
-  cp "$NL_PLUGIN" "$NL_TMP/plugins/"
-  cat >"$NL_TMP/collectd.conf" <<EOF
-Hostname "nl-test"
-BaseDir "$NL_TMP"
-PIDFile "$NL_TMP/collectd.pid"
-PluginDir "$NL_TMP/plugins"
+  cp "$NL_PLUGIN" "$d/plugins/"
+  cat >"$d/collectd.conf" <<EOF
+Hostname "${NL_HOSTNAME:-nl-test}"
+BaseDir "$d"
+PIDFile "$d/collectd.pid"
+PluginDir "$d/plugins"
 TypesDB "/usr/share/collectd/types.db" "$NL_TYPES"
 Interval $interval
 # The plugin's reads never fail, so collectd never backs off for them; the
@@ -230,28 +252,28 @@ EOF
     # As a classic daemon: collectd forks into the background after reading
     # its configuration (without systemd's NOTIFY_SOCKET) and writes its
     # PID file.
-    rm -f "$NL_TMP/collectd.pid"
-    env -u NOTIFY_SOCKET collectd -C "$NL_TMP/collectd.conf" \
-      >"$NL_TMP/collectd.out" 2>&1
+    rm -f "$d/collectd.pid"
+    env -u NOTIFY_SOCKET collectd -C "$d/collectd.conf" \
+      >"$d/collectd.out" 2>&1
     for ((i = 0; i < 100; i++)); do
-      [ -s "$NL_TMP/collectd.pid" ] && break
+      [ -s "$d/collectd.pid" ] && break
       sleep 0.1
     done
-    NL_COLLECTD_PID=$(cat "$NL_TMP/collectd.pid" 2>/dev/null)
+    NL_COLLECTD_PID=$(cat "$d/collectd.pid" 2>/dev/null)
     NL_COLLECTD_PID=${NL_COLLECTD_PID:-0}
   else
-    ${NL_COLLECTD_WRAPPER:-} collectd -f -C "$NL_TMP/collectd.conf" \
-      >"$NL_TMP/collectd.out" 2>&1 &
+    ${NL_COLLECTD_WRAPPER:-} collectd -f -C "$d/collectd.conf" \
+      >"$d/collectd.out" 2>&1 &
     NL_COLLECTD_PID=$!
   fi
   NL_PIDS+=("$NL_COLLECTD_PID")
   for ((i = 0; i < 100; i++)); do
-    grep -q "entering read-loop" "$NL_TMP/collectd.log" 2>/dev/null && return 0
+    grep -q "entering read-loop" "$d/collectd.log" 2>/dev/null && return 0
     kill -0 "$NL_COLLECTD_PID" 2>/dev/null || break
     sleep 0.1
   done
   echo "# collectd did not start" >&2
-  cat "$NL_TMP/collectd.out" "$NL_TMP/collectd.log" >&2 2>/dev/null
+  cat "$d/collectd.out" "$d/collectd.log" >&2 2>/dev/null
   return 1
 }
 
@@ -358,7 +380,8 @@ PY
 
 # nl_notifications [PATTERN]: the notification lines logged so far.
 nl_notifications() {
-  grep "Notification:" "$NL_TMP/collectd.log" 2>/dev/null | grep -e "${1:-.}"
+  grep "Notification:" "$(nl_cd_dir)/collectd.log" 2>/dev/null |
+    grep -e "${1:-.}"
 }
 
 # nl_wait_notification SECONDS PATTERN...: waits until a notification line
@@ -390,7 +413,8 @@ nl_grep_all() {
 
 # nl_csv_file PLUGIN_INSTANCE TYPE TYPE_INSTANCE: path of today's CSV file.
 nl_csv_file() {
-  ls "$NL_TMP/csv/nl-test/nats_lens-$1/$2${3:+-$3}"-* 2>/dev/null | tail -n 1
+  ls "$(nl_cd_dir)/csv/${NL_HOSTNAME:-nl-test}/nats_lens-$1/$2${3:+-$3}"-* \
+    2>/dev/null | tail -n 1
 }
 
 # nl_csv_last PLUGIN_INSTANCE TYPE TYPE_INSTANCE: the newest value.

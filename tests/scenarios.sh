@@ -3,7 +3,8 @@
 #
 # Used by the class test, the demo and the example scripts. Each class has a
 # stream of its own. nl_scenario_setup PORT creates every stream and
-# consumer (PORT may also be a URL, see nl_sc_url);
+# consumer (PORT may also be a URL, see nl_sc_url; further arguments, such
+# as --replicas 3, are added to every stream-create);
 # nl_scenario_start_<CLASS> PORT starts the fault (background
 # processes are appended to NL_PIDS and printed PIDs are kept in
 # NL_SCENARIO_PID_<CLASS>); nl_scenario_fix_<CLASS> PORT applies the fix.
@@ -46,20 +47,23 @@ nl_sc_bg() {
 # (long tasks with in-progress acks: healthy), OK (healthy).
 nl_scenario_setup() {
   local p=$1
-  nl_sc_inject "$p" stream-create AW --subjects 'aw.>' &&
+  shift
+  nl_sc_inject "$p" stream-create AW --subjects 'aw.>' "$@" &&
     nl_sc_inject "$p" consumer-create AW proc --ack-wait 2 &&
-    nl_sc_inject "$p" stream-create GAP --subjects 'gap.>' --max-msgs 100 &&
+    nl_sc_inject "$p" stream-create GAP --subjects 'gap.>' --max-msgs 100 \
+      "$@" &&
     nl_sc_inject "$p" consumer-create GAP slow --ack-wait 30 &&
-    nl_sc_inject "$p" stream-create MP --subjects 'mp.>' &&
+    nl_sc_inject "$p" stream-create MP --subjects 'mp.>' "$@" &&
     nl_sc_inject "$p" consumer-create MP stuck --ack-wait 3 \
       --max-ack-pending 5 &&
-    nl_sc_inject "$p" stream-create NAK --subjects 'nak.>' &&
+    nl_sc_inject "$p" stream-create NAK --subjects 'nak.>' "$@" &&
     nl_sc_inject "$p" consumer-create NAK poison --ack-wait 30 &&
-    nl_sc_inject "$p" stream-create LONG --subjects 'long.>' &&
+    nl_sc_inject "$p" stream-create LONG --subjects 'long.>' "$@" &&
     nl_sc_inject "$p" consumer-create LONG task --ack-wait 2 &&
-    nl_sc_inject "$p" stream-create WPI --subjects 'wpi.>' &&
+    nl_sc_inject "$p" stream-create WPI --subjects 'wpi.>' "$@" &&
     nl_sc_inject "$p" consumer-create WPI task --ack-wait 2 &&
-    nl_sc_inject "$p" stream-create OK --subjects 'ok.>' --max-msgs 100000 &&
+    nl_sc_inject "$p" stream-create OK --subjects 'ok.>' --max-msgs 100000 \
+      "$@" &&
     nl_sc_inject "$p" consumer-create OK good --ack-wait 30 \
       --max-ack-pending 1000
 }
