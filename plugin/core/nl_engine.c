@@ -356,6 +356,14 @@ typedef struct {
  * gone. */
 static bool keep_unlisted(const nl_consumer_state *st, void *arg) {
   sweep_ctx *ctx = arg;
+  const nl_consumer_ref *away =
+      nl_snapshot_set_elsewhere(ctx->set, st->stream, st->name);
+  if (away != NULL) {
+    /* Led by another server: its agent judges it. With no leader at all,
+     * nobody can: kept, unobservable. */
+    ctx->kept += away->leaderless;
+    return away->leaderless;
+  }
   for (size_t i = 0; i < ctx->set->n_streams; i++) {
     if (strcmp(ctx->set->streams[i].name, st->stream) != 0)
       continue;
@@ -373,10 +381,32 @@ static bool keep_unlisted(const nl_consumer_state *st, void *arg) {
 
 static void report_gone(nl_consumer_state *st, void *arg) {
   const sweep_ctx *ctx = arg;
+  const char *reason = nl_snapshot_set_elsewhere(ctx->set, st->stream, st->name)
+                           ? NL_REASON_LED_ELSEWHERE
+                           : "consumer deleted";
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
     if (st->active[cls] != NULL)
-      report_clear(ctx->e, st->stream, st->name, st->active[cls],
-                   "consumer deleted", ctx->now_ns, ctx->sink, ctx->ud);
+      report_clear(ctx->e, st->stream, st->name, st->active[cls], reason,
+                   ctx->now_ns, ctx->sink, ctx->ud);
+}
+
+/* A stream another server leads (Scope "server"): its stream-level
+ * findings are that server's agent's now; they clear here as led
+ * elsewhere, and the stream counts as seen. */
+static void stream_elsewhere(nl_engine *e, stream_total *t, int64_t now_ns,
+                             const nl_engine_sink *sink, void *ud) {
+  for (int cls = 0; cls < NL_CLASS_COUNT; cls++) {
+    if (t->active[cls] == NULL)
+      continue;
+    report_clear(e, t->name, NL_STREAM_FINDING_CONSUMER, t->active[cls],
+                 NL_REASON_LED_ELSEWHERE, now_ns, sink, ud);
+    free(t->active[cls]);
+    t->active[cls] = NULL;
+  }
+  t->prev.have_prev = false;
+  t->unobservable_polls = 0;
+  t->seen_generation = e->generation;
+  t->last_seen_ns = now_ns;
 }
 
 /* Counts the polls in a row in which stream t was unobservable and holds
@@ -650,9 +680,15 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
     stream_total *t = total_for(e, set->streams[i].name);
     if (t != NULL && lost != NULL)
       t->lost_total += lost[i];
+    if (t != NULL && set->streams[i].elsewhere) {
+      stream_elsewhere(e, t, now_ns, sink, ud);
+      continue;
+    }
     if (t != NULL)
       stream_classes(e, set, i, t, delivered ? delivered[i] : 0, now_ns, sink,
                      ud);
+    if (set->streams[i].elsewhere)
+      continue;
     if (sink && sink->stream)
       sink->stream(ud, &set->streams[i], t ? t->lost_total : 0);
   }
@@ -670,6 +706,15 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
   nl_registry_sweep(e->reg, e->generation, keep_unlisted, report_gone, &ctx);
   free(names);
   return ctx.kept;
+}
+
+const char NL_REASON_LED_ELSEWHERE[] = "led by another server";
+
+int64_t nl_engine_first_seen(nl_engine *e, const char *stream,
+                             const char *consumer, int64_t *created_ns) {
+  const nl_consumer_state *st = nl_registry_find(e->reg, stream, consumer);
+  *created_ns = st ? st->created_ns : 0;
+  return st ? st->first_seen_ns : 0;
 }
 
 typedef struct {

@@ -30,6 +30,11 @@ typedef struct {
 
 typedef struct nl_engine nl_engine;
 
+/* The reason of the clears of a consumer or stream whose leader is now
+ * another server (Scope "server", nl_snapshot_set.elsewhere): its findings
+ * are that server's agent's to judge, and the change is no fix. */
+extern const char NL_REASON_LED_ELSEWHERE[];
+
 /* Creates an engine with the given thresholds (copied). Returns NULL when
  * memory runs out. */
 nl_engine *nl_engine_create(const nl_detect_params *params);
@@ -38,8 +43,12 @@ void nl_engine_free(nl_engine *e);
 /* Applies one poll taken at now_ns. Consumers no longer listed are dropped
  * (their active findings clear with reason "consumer deleted"), except those
  * of streams whose consumer list was incomplete this poll, which are kept
- * unchanged. Any sink member may be NULL. Returns how many such unlisted
- * consumers were kept (unobservable this poll). */
+ * unchanged, and those the set lists as led elsewhere: dropped with reason
+ * NL_REASON_LED_ELSEWHERE, or kept when no server leads them. A stream
+ * marked elsewhere gets no stream-level detection and no stream sink call;
+ * its active stream-level findings clear with NL_REASON_LED_ELSEWHERE. Any sink
+ * member may be NULL. Returns how many such unlisted consumers were kept
+ * (unobservable this poll). */
 size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
                        const nl_engine_sink *sink, void *ud);
 
@@ -72,6 +81,12 @@ bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
  * are taken for recurring expiry or for a stuck long task. Findings stay
  * as they are. */
 void nl_engine_gap(nl_engine *e, int64_t now_ns);
+
+/* Returns the poll time the engine first held the consumer (its latest
+ * incarnation) and sets *created_ns to its creation time, or returns 0
+ * when the engine does not hold it. */
+int64_t nl_engine_first_seen(nl_engine *e, const char *stream,
+                             const char *consumer, int64_t *created_ns);
 
 /* Returns true when the engine holds the consumer. */
 bool nl_engine_knows(nl_engine *e, const char *stream, const char *consumer);

@@ -541,6 +541,7 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
     memcpy(st->name, c->name, ln);
     st->hash = key_hash(c->stream, c->name);
     st->created_ns = c->created_ns;
+    st->first_seen_ns = now_ns;
     size_t b = st->hash % reg->n_buckets;
     st->next = reg->buckets[b];
     reg->buckets[b] = st;
@@ -557,6 +558,8 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
      * any consumer first seen after a gap. */
     bool unproven = same || st->floor_unproven;
     state_reset(st, same ? st->created_ns : c->created_ns);
+    if (!same)
+      st->first_seen_ns = now_ns;
     st->floor_unproven = unproven;
     st->resets++;
     *was_reset = true;

@@ -101,6 +101,7 @@ typedef struct nl_consumer_state {
   char *name;
   uint64_t hash;
   int64_t created_ns;
+  int64_t first_seen_ns; /* Poll time this incarnation was first held. */
   int64_t delay_ns; /* Redelivery delay (ack_wait or first backoff) seen. */
   uint32_t seen_generation;
   uint32_t resets;   /* Times the history was reset (recreated consumer). */

@@ -26,7 +26,12 @@ typedef struct {
    * consumer when read), or SIZE_MAX when it was not read. */
   size_t index;
   bool from_leader; /* The reply is its leader's. */
+  /* Scope "server", a consumer not from its leader: another server leads
+   * it (AWAY_LED), or none does (AWAY_LEADERLESS). */
+  uint8_t away;
 } entry;
+
+enum { AWAY_NOT = 0, AWAY_LED, AWAY_LEADERLESS };
 
 /* An account named in a reply (both strings owned). */
 typedef struct {
@@ -61,7 +66,8 @@ struct nl_jsz {
   size_t cap_entries;
   size_t expected;
   size_t rejected;
-  size_t skipped; /* Account entries the Account globs left out. */
+  size_t skipped;    /* Account entries the Account globs left out. */
+  bool server_scope; /* nl_jsz_scope_server. */
 };
 
 nl_jsz *nl_jsz_create(const nl_stream_select *accounts,
@@ -74,6 +80,8 @@ nl_jsz *nl_jsz_create(const nl_stream_select *accounts,
   z->expected = 1;
   return z;
 }
+
+void nl_jsz_scope_server(nl_jsz *z) { z->server_scope = true; }
 
 static void reply_clear(kept_reply *r) {
   free(r->server_id);
@@ -156,6 +164,14 @@ static bool from_leader(json_object *item, const char *server, bool alone) {
   return leader != NULL && strcmp(leader, server) == 0;
 }
 
+/* Whether consumer item cd, not read from its leader's reply, has a leader
+ * at all (Scope "server"). */
+static uint8_t away_of(json_object *cd) {
+  json_object *cluster = nl_parse_member(cd, "cluster", json_type_object);
+  const char *leader = nl_parse_string(cluster, "leader");
+  return leader != NULL && leader[0] != '\0' ? AWAY_LED : AWAY_LEADERLESS;
+}
+
 /* Reads the consumers of stream detail sd (its snapshot at index si of the
  * reply's scratch set) into entries: those the reply leads are read into
  * the scratch set, the others are kept by name. */
@@ -176,7 +192,10 @@ static int take_consumers(nl_jsz *z, size_t ri, size_t acc, json_object *sd,
                NULL,
                ri,
                SIZE_MAX,
-               from_leader(cd, r->server_name, alone)};
+               from_leader(cd, r->server_name, alone),
+               AWAY_NOT};
+    if (!e.from_leader && z->server_scope)
+      e.away = away_of(cd);
     if (e.from_leader && nl_parse_consumer_item(cd, si, &r->scratch) == 0) {
       e.index = r->scratch.n_consumers - 1;
       e.consumer = r->scratch.consumers[e.index].name;
@@ -219,7 +238,8 @@ static int take_account(nl_jsz *z, size_t ri, json_object *acc) {
   }
   size_t ai = r->n_accounts++;
   /* An account without streams still counts: its engine keeps going. */
-  if (entry_add(z, (entry){an->id, ai, "", NULL, ri, SIZE_MAX, false}) != 0)
+  if (entry_add(
+          z, (entry){an->id, ai, "", NULL, ri, SIZE_MAX, false, AWAY_NOT}) != 0)
     return -1;
   bool alone = z->expected == 1;
   json_object *streams = nl_parse_member(acc, "stream_detail", json_type_array);
@@ -238,7 +258,8 @@ static int take_account(nl_jsz *z, size_t ri, json_object *acc) {
                NULL,
                ri,
                SIZE_MAX,
-               from_leader(sd, r->server_name, alone)};
+               from_leader(sd, r->server_name, alone),
+               AWAY_NOT};
     size_t si = SIZE_MAX;
     if (nl_parse_stream_item(sd, &r->scratch) == 0 &&
         strcmp(r->scratch.streams[r->scratch.n_streams - 1].name, stream) == 0)
@@ -414,7 +435,7 @@ int nl_jsz_add_reply(nl_jsz *z, const char *json, size_t len, char *err,
                nl_parse_member(data, "disabled", json_type_boolean)))
     why = "JetStream is not enabled on this server";
   for (size_t i = 0; why == NULL && i < z->n_replies; i++)
-    if (strcmp(z->replies[i].server_id, id) == 0) {
+    if (strcmp(z->replies[i].server_id, id) == 0 || z->server_scope) {
       /* A second reply of a server already heard: ignored. */
       json_object_put(root);
       free(spans);
@@ -455,7 +476,9 @@ int nl_jsz_add_reply(nl_jsz *z, const char *json, size_t len, char *err,
   return NL_PARSE_OK;
 }
 
-bool nl_jsz_complete(const nl_jsz *z) { return z->n_replies >= z->expected; }
+bool nl_jsz_complete(const nl_jsz *z) {
+  return z->n_replies >= (z->server_scope ? 1 : z->expected);
+}
 
 /* Account, then stream, then the stream's own entries before its
  * consumers, then consumer; within a name, the leader's entry first. */
@@ -498,8 +521,12 @@ static int merge_stream(nl_jsz *z, entry *first, size_t n,
                         nl_snapshot_set *set) {
   size_t i = 0;
   bool have = false;
+  bool scoped = z->server_scope;
   for (; i < n && first[i].consumer == NULL; i++) {
-    if (have || !first[i].from_leader)
+    /* Scope "server": a readable copy that another server leads is taken
+     * too, marked elsewhere. */
+    if (have ||
+        (!first[i].from_leader && (!scoped || first[i].index == SIZE_MAX)))
       continue;
     nl_stream_snap *s = nl_snapshot_set_add_stream(set);
     if (s == NULL)
@@ -511,6 +538,7 @@ static int merge_stream(nl_jsz *z, entry *first, size_t n,
      * the name still read it. */
     memset(src, 0, sizeof(*src));
     s->consumers_complete = false;
+    s->elsewhere = !first[i].from_leader;
     have = true;
   }
   if (!have)
@@ -537,6 +565,13 @@ static int merge_stream(nl_jsz *z, entry *first, size_t n,
       memset(src, 0, sizeof(*src));
       c->stream_index = si;
       read++;
+    } else if (first[i].away != AWAY_NOT) {
+      /* Scope "server": its leader's agent judges it. */
+      if (nl_snapshot_set_add_elsewhere(set, first[i].stream, first[i].consumer,
+                                        first[i].away == AWAY_LEADERLESS) != 0)
+        return -1;
+      read++;
+      complete &= first[i].away == AWAY_LED;
     } else {
       set->unobservable++;
       complete = false;
@@ -560,6 +595,11 @@ int nl_jsz_finish(nl_jsz *z, nl_jsz_result *out) {
   out->replies_rejected = z->rejected;
   /* Each server lists every account: count an account left out once. */
   out->accounts_skipped = z->n_replies ? z->skipped / z->n_replies : 0;
+  if (z->server_scope && z->n_replies > 0 &&
+      (out->server = strdup(z->replies[0].server_name)) == NULL) {
+    drop_replies(z);
+    return -1;
+  }
   if (z->n_entries > 1)
     qsort(z->entries, z->n_entries, sizeof(*z->entries), entry_order);
   size_t cap = 0;
@@ -574,7 +614,8 @@ int nl_jsz_finish(nl_jsz *z, nl_jsz_result *out) {
         rc = -1;
         break;
       }
-      acc->set.stream_list_short = z->n_replies < z->expected;
+      acc->set.stream_list_short =
+          !z->server_scope && z->n_replies < z->expected;
     }
     size_t j = i;
     while (j < z->n_entries && strcmp(z->entries[j].account_id, id) == 0 &&
@@ -597,6 +638,7 @@ void nl_jsz_result_clear(nl_jsz_result *r) {
     nl_snapshot_set_clear(&r->accounts[i].set);
   }
   free(r->accounts);
+  free(r->server);
   memset(r, 0, sizeof(*r));
 }
 

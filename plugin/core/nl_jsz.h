@@ -43,6 +43,7 @@ typedef struct {
   size_t expected; /* Servers of the JetStream cluster (1 when unclustered). */
   size_t accounts_skipped; /* Accounts the Account globs left out. */
   size_t replies_rejected; /* Replies that were not a readable JSZ answer. */
+  char *server; /* nl_jsz_scope_server: the answering server's name. */
 } nl_jsz_result;
 
 typedef struct nl_jsz nl_jsz;
@@ -52,6 +53,15 @@ typedef struct nl_jsz nl_jsz;
  * must outlive the collector. Returns NULL when memory runs out. */
 nl_jsz *nl_jsz_create(const nl_stream_select *accounts,
                       const nl_stream_select *streams);
+
+/* Scope "server": the collector takes one reply (the first; any other is
+ * ignored) and keeps what its server leads. Streams and consumers of that
+ * reply that another server leads are no longer missing or unobservable:
+ * a stream led elsewhere is kept, marked elsewhere, for the consumers this
+ * server leads; a consumer led elsewhere (or by none) is listed in the
+ * set's elsewhere consumers; no set is marked short. Call before the
+ * first reply. */
+void nl_jsz_scope_server(nl_jsz *z);
 
 /* Takes in one server's reply. Returns 0, or a negative NL_PARSE_* code
  * with a one-line reason in err (the reply is then counted as rejected:

@@ -214,6 +214,37 @@ bool nl_snapshot_set_is_missing(const nl_snapshot_set *set, const char *name) {
   return false;
 }
 
+int nl_snapshot_set_add_elsewhere(nl_snapshot_set *set, const char *stream,
+                                  const char *name, bool leaderless) {
+  if (grow((void **)&set->elsewhere, set->n_elsewhere, &set->cap_elsewhere,
+           sizeof(*set->elsewhere)) != 0)
+    return -1;
+  nl_consumer_ref r = {strdup(stream), strdup(name), leaderless};
+  if (r.stream == NULL || r.name == NULL) {
+    free(r.stream);
+    free(r.name);
+    return -1;
+  }
+  set->elsewhere[set->n_elsewhere++] = r;
+  return 0;
+}
+
+static int ref_order(const void *a, const void *b) {
+  const nl_consumer_ref *x = a, *y = b;
+  int c = strcmp(x->stream, y->stream);
+  return c != 0 ? c : strcmp(x->name, y->name);
+}
+
+const nl_consumer_ref *nl_snapshot_set_elsewhere(const nl_snapshot_set *set,
+                                                 const char *stream,
+                                                 const char *name) {
+  if (set->n_elsewhere == 0)
+    return NULL;
+  nl_consumer_ref key = {(char *)stream, (char *)name, false};
+  return bsearch(&key, set->elsewhere, set->n_elsewhere,
+                 sizeof(*set->elsewhere), ref_order);
+}
+
 void nl_snapshot_set_clear(nl_snapshot_set *set) {
   for (size_t i = 0; i < set->n_streams; i++)
     nl_stream_snap_clear(&set->streams[i]);
@@ -221,6 +252,11 @@ void nl_snapshot_set_clear(nl_snapshot_set *set) {
     nl_consumer_snap_clear(&set->consumers[i]);
   for (size_t i = 0; i < set->n_missing_streams; i++)
     free(set->missing_streams[i]);
+  for (size_t i = 0; i < set->n_elsewhere; i++) {
+    free(set->elsewhere[i].stream);
+    free(set->elsewhere[i].name);
+  }
+  array_free(set->elsewhere, set->cap_elsewhere, sizeof(*set->elsewhere));
   array_free(set->streams, set->cap_streams, sizeof(*set->streams));
   array_free(set->consumers, set->cap_consumers, sizeof(*set->consumers));
   array_free(set->missing_streams, set->cap_missing_streams,

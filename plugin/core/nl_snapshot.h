@@ -56,6 +56,10 @@ typedef struct {
   /* The JetStream cluster's name when the stream lives in a cluster (the
    * item's "cluster.name", owned), NULL on a single server. */
   char *cluster;
+  /* Scope "server": another server leads the stream. It is in the set for
+   * the consumers this server leads, and so that none of its consumers is
+   * taken for deleted; its stream-level classes are its leader's to judge. */
+  bool elsewhere;
 } nl_stream_snap;
 
 /* Most stream subjects kept from one item; the rest are dropped. */
@@ -106,6 +110,14 @@ typedef struct {
   uint64_t num_pending;
 } nl_consumer_snap;
 
+/* A consumer by name (both owned), for the consumers a server stores a
+ * copy of and does not lead. */
+typedef struct {
+  char *stream;
+  char *name;
+  bool leaderless; /* No server leads it: nobody can judge it now. */
+} nl_consumer_ref;
+
 /* Everything one poll saw. The set owns its snapshots and their strings. */
 typedef struct {
   nl_stream_snap *streams;
@@ -126,6 +138,12 @@ typedef struct {
   /* STREAM.LIST listed (or reported missing) fewer streams than its total:
    * a stream not seen in this poll may still exist. */
   bool stream_list_short;
+  /* Scope "server": the consumers the polled server stores a copy of while
+   * another server leads them (or none does), sorted by stream, then name
+   * (strcmp). Their leader's agent judges them. */
+  nl_consumer_ref *elsewhere;
+  size_t n_elsewhere;
+  size_t cap_elsewhere;
 } nl_snapshot_set;
 
 /* Appends a zeroed stream or consumer snapshot and returns it, or NULL when
@@ -139,6 +157,18 @@ int nl_snapshot_set_add_missing(nl_snapshot_set *set, const char *name);
 
 /* Returns true when STREAM.LIST reported the stream named name missing. */
 bool nl_snapshot_set_is_missing(const nl_snapshot_set *set, const char *name);
+
+/* Appends copies of stream and name to the set's consumers led elsewhere;
+ * call in the set's order (stream, then name). Returns 0, or -1 when
+ * memory runs out. */
+int nl_snapshot_set_add_elsewhere(nl_snapshot_set *set, const char *stream,
+                                  const char *name, bool leaderless);
+
+/* Returns the set's entry for the consumer stream/name led elsewhere, or
+ * NULL when the set lists no such consumer. */
+const nl_consumer_ref *nl_snapshot_set_elsewhere(const nl_snapshot_set *set,
+                                                 const char *stream,
+                                                 const char *name);
 
 /* Frees everything the set owns and zeroes it. */
 void nl_snapshot_set_clear(nl_snapshot_set *set);

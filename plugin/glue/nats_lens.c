@@ -104,6 +104,8 @@
 /* A poll that received at least this much hands its memory back to the
  * system afterwards (malloc_trim). */
 #define NL_TRIM_BYTES (4 * 1024 * 1024)
+/* Longest server name kept for notifications (Scope "server"). */
+#define NL_SERVER_NAME_MAX 128
 
 /* A consumer a CREATED advisory announced (names owned). */
 struct created_entry {
@@ -196,6 +198,18 @@ struct nl_instance {
    * prefix, onsets and complaints; it borrows the transport. Only the poll
    * thread adds to the list; the HTTP layer has its own copy. */
   bool system_account;
+  /* Scope "server" (with SystemAccount): each poll reads the connected
+   * server alone ($SYS.REQ.SERVER.<id>.JSZ) and judges what it leads; the
+   * same for an account instance of such an instance. first_poll_ns is
+   * the time of the instance's (or account instance's) first poll: a
+   * consumer first judged later, and created before it was, was taken
+   * over from another server's agent. */
+  bool server_scope;
+  int64_t first_poll_ns;
+  /* What log_scope_change last logged (poll thread only). */
+  bool scope_logged;
+  size_t scope_judged;
+  char scope_server[NL_SERVER_NAME_MAX];
   nl_stream_select account_select;
   nl_instance **accounts;
   size_t n_accounts;
@@ -315,6 +329,27 @@ static void instance_free(void *arg) {
   free(inst->tls_key);
   free(inst->inbox_prefix);
   free(inst);
+}
+
+/* Reads Scope "cluster" (every server's view, the default) or "server"
+ * (the connected server's alone). */
+static int config_scope(oconfig_item_t *ci, nl_instance *inst) {
+  char *v = NULL;
+  if (cf_util_get_string(ci, &v) != 0)
+    return -1;
+  int status = 0;
+  if (strcasecmp(v, "server") == 0)
+    inst->server_scope = true;
+  else if (strcasecmp(v, "cluster") == 0)
+    inst->server_scope = false;
+  else {
+    ERROR(LOG_PREFIX "Instance \"%s\": Scope \"%s\": expected \"cluster\" "
+                     "or \"server\".",
+          inst->name, v);
+    status = -1;
+  }
+  free(v);
+  return status;
 }
 
 /* Reads a positive whole number option into *out. */
@@ -502,6 +537,8 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
           config_append(child, &inst->select.exclude, &inst->select.n_exclude);
     else if (strcasecmp("SystemAccount", key) == 0)
       status = cf_util_get_boolean(child, &inst->system_account);
+    else if (strcasecmp("Scope", key) == 0)
+      status = config_scope(child, inst);
     else if (strcasecmp("Account", key) == 0)
       status = config_append(child, &inst->account_select.include,
                              &inst->account_select.n_include);
@@ -675,6 +712,14 @@ static int config_instance(oconfig_item_t *ci) {
     instance_free(inst);
     return -1;
   }
+  if (inst->server_scope && (!inst->system_account || inst->n_urls != 1)) {
+    ERROR(LOG_PREFIX "Instance \"%s\": Scope \"server\" needs SystemAccount "
+                     "true and exactly one URL, the NATS server on this "
+                     "host (docs/agents.md).",
+          inst->name);
+    instance_free(inst);
+    return -1;
+  }
   if (inst->system_account && inst->poll_log_path != NULL) {
     ERROR(LOG_PREFIX "Instance \"%s\": option PollLog is not available with "
                      "SystemAccount true.",
@@ -712,6 +757,7 @@ static int config_instance(oconfig_item_t *ci) {
       .tls_cert_file = inst->tls_cert,
       .tls_key_file = inst->tls_key,
       .inbox_prefix = inst->inbox_prefix,
+      .listed_servers_only = inst->server_scope,
   };
   static const nl_transport_names names = {
       "option ",     "options ", "URL",   "User",    "Password", "Token",
@@ -820,6 +866,7 @@ typedef struct {
   nl_finding finding;
   bool active;
   const char *reason; /* A string constant, or NULL. */
+  bool takeover;      /* An onset of a consumer taken over (taken_over). */
 } held_transition;
 
 typedef struct {
@@ -837,6 +884,8 @@ typedef struct {
   bool findings_only;
   /* Where the sink keeps transitions for send_transitions. */
   transition_list *held;
+  /* Scope "server": the name of the server polled, or "". */
+  char server[NL_SERVER_NAME_MAX];
 } read_ctx;
 
 /* Whether inst sends only the class gauges of consumers with a finding, as
@@ -933,12 +982,16 @@ static void sink_consumer(void *ud, const nl_consumer_snap *c,
   bool any_active = false;
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
     any_active |= st->active[cls] != NULL;
-  if (rc->inst->consumer_values == VALUES_NONE ||
-      (rc->findings_only && !any_active))
-    return;
   char pi[DATA_MAX_NAME_LEN], ti[DATA_MAX_NAME_LEN];
   stream_plugin_instance(rc->inst, s->name, pi, sizeof(pi));
   nl_name_fit(c->name, ti, sizeof(ti));
+  /* Scope "server": every consumer judged says so each poll, whatever
+   * ConsumerValues says: the central side's coverage (docs/agents.md). */
+  if (rc->inst->server_scope)
+    submit_gauge(rc, pi, "nats_lens_judged", ti, 1.0);
+  if (rc->inst->consumer_values == VALUES_NONE ||
+      (rc->findings_only && !any_active))
+    return;
   if (rc->findings_only) {
     submit_class_gauges(rc, pi, ti, st);
     return;
@@ -1014,11 +1067,40 @@ static void publish_result(nl_instance *inst, int rc, const char *err) {
               inst->name);
 }
 
-/* Sends one transition as a notification and a health event. Call with
- * send_lock held and no other lock. */
+/* Scope "server": sends the notice that a finding's consumer (or stream)
+ * is now led by another server, whose agent judges it from now on: a
+ * WARNING with state "handed_over", never an OKAY (nothing was fixed), and
+ * no health event. Call with send_lock held and no other lock. */
+static void send_handover(const read_ctx *rc, const char *stream,
+                          const char *consumer, const nl_finding *f,
+                          const char *in_account) {
+  char pi[DATA_MAX_NAME_LEN], msg[NOTIF_MAX_MSG_LEN];
+  stream_plugin_instance(rc->inst, stream, pi, sizeof(pi));
+  snprintf(msg, sizeof(msg),
+           "%s %s%s%s%s%s handed over: another server leads it now and its "
+           "agent judges it (not a fix)",
+           nl_class_name(f->cls), consumer[0] ? "" : "stream ", stream,
+           consumer[0] ? "/" : "", consumer, in_account);
+  nl_printable(msg, false, msg, sizeof(msg));
+  notification_t n = {0};
+  plugin_notification_meta_add_string(&n, "instance", rc->inst->name);
+  if (rc->inst->account != NULL)
+    plugin_notification_meta_add_string(&n, "account", rc->inst->account);
+  plugin_notification_meta_add_string(&n, "class", nl_class_name(f->cls));
+  plugin_notification_meta_add_string(&n, "stream", stream);
+  plugin_notification_meta_add_string(&n, "consumer", consumer);
+  plugin_notification_meta_add_string(&n, "state", "handed_over");
+  if (rc->server[0] != '\0')
+    plugin_notification_meta_add_string(&n, "server", rc->server);
+  notify(rc, NOTIF_WARNING, pi, nl_class_name(f->cls), msg, &n);
+}
+
+/* Sends one transition as a notification and a health event (a handover,
+ * Scope "server", as send_handover says). Call with send_lock held and no
+ * other lock. */
 static void send_transition(const read_ctx *rc, const char *stream,
                             const char *consumer, const nl_finding *f,
-                            bool active, const char *reason) {
+                            bool active, const char *reason, bool takeover) {
   char pi[DATA_MAX_NAME_LEN], msg[NOTIF_MAX_MSG_LEN];
   stream_plugin_instance(rc->inst, stream, pi, sizeof(pi));
   /* An account instance names the account after the consumer. */
@@ -1026,6 +1108,13 @@ static void send_transition(const read_ctx *rc, const char *stream,
   char in_account[NL_NAME_MAX + 16] = "";
   if (acc != NULL)
     snprintf(in_account, sizeof(in_account), " (account %s)", acc);
+  if (!active && reason == NL_REASON_LED_ELSEWHERE) {
+    send_handover(rc, stream, consumer, f, in_account);
+    return;
+  }
+  if (takeover) /* Before the fix: kept whatever the evidence takes. */
+    snprintf(in_account + strlen(in_account),
+             sizeof(in_account) - strlen(in_account), " (takeover)");
   if (active) {
     /* The essentials first: the class, where, and the fix command; then as
      * many whole evidence items as collectd's 256-byte message limit
@@ -1048,6 +1137,10 @@ static void send_transition(const read_ctx *rc, const char *stream,
   plugin_notification_meta_add_string(&n, "instance", rc->inst->name);
   if (acc != NULL)
     plugin_notification_meta_add_string(&n, "account", acc);
+  if (rc->server[0] != '\0')
+    plugin_notification_meta_add_string(&n, "server", rc->server);
+  if (takeover)
+    plugin_notification_meta_add_string(&n, "takeover", "true");
   plugin_notification_meta_add_string(&n, "class", nl_class_name(f->cls));
   plugin_notification_meta_add_string(&n, "severity",
                                       nl_severity_name(f->severity));
@@ -1080,6 +1173,23 @@ static void send_transition(const read_ctx *rc, const char *stream,
   publish_result(rc->inst, sent, err);
 }
 
+/* Scope "server": whether consumer's findings are a takeover, under
+ * engine_lock: the instance began judging it after its own first poll,
+ * and it had been created well before (two intervals), so another
+ * server's agent judged it until its leader moved here. */
+static bool taken_over(const read_ctx *rc, const char *stream,
+                       const char *consumer) {
+  const nl_instance *inst = rc->inst;
+  if (!inst->server_scope || consumer[0] == '\0')
+    return false;
+  int64_t created = 0;
+  int64_t first =
+      nl_engine_first_seen(inst->engine, stream, consumer, &created);
+  cdtime_t interval = inst->interval ? inst->interval : plugin_get_interval();
+  return first > inst->first_poll_ns && created > 0 &&
+         created < first - 2 * (int64_t)CDTIME_T_TO_NS(interval);
+}
+
 /* The engine's transition sink (called under engine_lock): counts an
  * onset and keeps the transition in rc->held for send_transitions. Out of
  * memory, it is sent at once instead. */
@@ -1087,6 +1197,7 @@ static void sink_transition(void *ud, const char *stream, const char *consumer,
                             const nl_finding *f, bool active,
                             const char *reason) {
   const read_ctx *rc = ud;
+  bool takeover = active && taken_over(rc, stream, consumer);
   if (active)
     nl_onset_rate_add(&rc->inst->onsets, (int64_t)CDTIME_T_TO_NS(rc->time));
   transition_list *l = rc->held;
@@ -1106,6 +1217,7 @@ static void sink_transition(void *ud, const char *stream, const char *consumer,
       t->finding = *f;
       t->active = active;
       t->reason = reason;
+      t->takeover = takeover;
       l->n++;
       return;
     }
@@ -1113,7 +1225,7 @@ static void sink_transition(void *ud, const char *stream, const char *consumer,
     free(t->consumer);
   }
   pthread_mutex_lock(&rc->inst->send_lock);
-  send_transition(rc, stream, consumer, f, active, reason);
+  send_transition(rc, stream, consumer, f, active, reason, takeover);
   pthread_mutex_unlock(&rc->inst->send_lock);
 }
 
@@ -1129,7 +1241,7 @@ static void send_transitions(const read_ctx *rc) {
   for (size_t i = 0; l != NULL && i < l->n; i++) {
     held_transition *t = &l->items[i];
     send_transition(rc, t->stream, t->consumer, &t->finding, t->active,
-                    t->reason);
+                    t->reason, t->takeover);
     free(t->stream);
     free(t->consumer);
   }
@@ -1431,6 +1543,8 @@ static size_t apply_poll(nl_instance *inst, read_ctx *rc,
    * there by nl_http_publish. */
   nl_http *web = instance_http(inst);
   pthread_mutex_lock(&inst->engine_lock);
+  if (inst->first_poll_ns == 0)
+    inst->first_poll_ns = now_ns;
   nl_http_lock(web);
   if (disconnects != inst->disconnects_seen)
     nl_engine_gap(inst->engine, now_ns);
@@ -1562,6 +1676,7 @@ static nl_instance *account_instance(nl_instance *parent,
   a->account = strdup(acc->name);
   a->account_id = strdup(acc->id);
   a->params = parent->params;
+  a->server_scope = parent->server_scope;
   a->consumer_values = parent->consumer_values;
   a->transport = parent->transport;
   a->timeout_s = parent->timeout_s;
@@ -1592,6 +1707,39 @@ static nl_instance *account_instance(nl_instance *parent,
   return a;
 }
 
+/* Scope "server": dispatches nats_lens_judged 0 for each consumer of set
+ * that the polled server stores a copy of and another server leads (or
+ * none does): the central side's coverage (docs/agents.md). */
+static void submit_elsewhere(const read_ctx *rc, const nl_snapshot_set *set) {
+  char pi[DATA_MAX_NAME_LEN], ti[DATA_MAX_NAME_LEN];
+  for (size_t i = 0; i < set->n_elsewhere; i++) {
+    stream_plugin_instance(rc->inst, set->elsewhere[i].stream, pi, sizeof(pi));
+    nl_name_fit(set->elsewhere[i].name, ti, sizeof(ti));
+    submit_gauge(rc, pi, "nats_lens_judged", ti, 0.0);
+  }
+}
+
+/* Scope "server": logs which server the instance judges, at its first
+ * poll and whenever the server or the number of consumers it leads
+ * changes (a leader moved here or away, a reconnection). */
+static void log_scope_change(nl_instance *inst, const nl_jsz_result *r,
+                             size_t judged, size_t elsewhere) {
+  const char *server = r->server ? r->server : "";
+  if (inst->scope_logged && judged == inst->scope_judged &&
+      strcmp(server, inst->scope_server) == 0)
+    return;
+  char was[48] = "";
+  if (inst->scope_logged)
+    snprintf(was, sizeof(was), " (was %zu)", inst->scope_judged);
+  INFO(LOG_PREFIX "Instance \"%s\": Scope \"server\": server %s (1 of %zu) "
+                  "leads %zu consumer(s)%s, judged here; %zu other(s) it "
+                  "stores are led elsewhere.",
+       inst->name, server, r->expected, judged, was, elsewhere);
+  inst->scope_logged = true;
+  inst->scope_judged = judged;
+  sstrncpy(inst->scope_server, server, sizeof(inst->scope_server));
+}
+
 /* One poll of a SystemAccount instance: one JSZ request for every account,
  * each account's view applied to its account instance; an account no
  * longer listed by a complete poll has its consumers dropped (an empty
@@ -1599,11 +1747,22 @@ static nl_instance *account_instance(nl_instance *parent,
 static void poll_system(nl_instance *inst, read_ctx *rc) {
   nl_jsz_result r;
   nl_poll_stats stats;
-  int status =
-      nl_jsz_poll_run(nl_transport_gather, inst->transport,
-                      &inst->account_select, &inst->select, &r, &stats);
+  int status;
+  if (inst->server_scope) {
+    char id[NL_SERVER_NAME_MAX];
+    if (nl_transport_server_id(inst->transport, id, sizeof(id)) != 0)
+      snprintf(id, sizeof(id), "unknown");
+    status =
+        nl_jsz_poll_server(nl_transport_gather, inst->transport, id,
+                           &inst->account_select, &inst->select, &r, &stats);
+  } else
+    status = nl_jsz_poll_run(nl_transport_gather, inst->transport,
+                             &inst->account_select, &inst->select, &r, &stats);
   if (poll_outcome(inst, rc, status, &stats) != 0)
     return;
+  if (r.server != NULL)
+    sstrncpy(rc->server, r.server, sizeof(rc->server));
+  size_t judged = 0, elsewhere = 0;
   size_t consumers = 0, streams = 0, unobservable = 0, kept = 0;
   for (size_t i = 0; i < r.n_accounts; i++) {
     consumers += r.accounts[i].set.n_consumers;
@@ -1638,6 +1797,10 @@ static void poll_system(nl_instance *inst, read_ctx *rc) {
     read_ctx arc = *rc;
     arc.inst = a;
     submit_advisory_counts(&arc, contradicted);
+    if (inst->server_scope)
+      submit_elsewhere(&arc, &r.accounts[i].set);
+    judged += r.accounts[i].set.n_consumers;
+    elsewhere += r.accounts[i].set.n_elsewhere;
   }
   for (size_t k = 0; listed != NULL && k < inst->n_accounts; k++) {
     if (listed[k])
@@ -1654,6 +1817,12 @@ static void poll_system(nl_instance *inst, read_ctx *rc) {
   submit_gauge(rc, inst->name, "count", "accounts", (double)r.n_accounts);
   submit_gauge(rc, inst->name, "count", "servers_answered", (double)r.servers);
   submit_gauge(rc, inst->name, "count", "servers_expected", (double)r.expected);
+  if (inst->server_scope) {
+    submit_gauge(rc, inst->name, "count", "consumers_judged", (double)judged);
+    submit_gauge(rc, inst->name, "count", "consumers_elsewhere",
+                 (double)elsewhere);
+    log_scope_change(inst, &r, judged, elsewhere);
+  }
   nl_jsz_result_clear(&r);
   if (stats.bytes_received >= NL_TRIM_BYTES)
     malloc_trim(0);

@@ -27,4 +27,16 @@ int nl_jsz_poll_run(nl_gather_fn gather, void *ctx,
                     const nl_stream_select *streams, nl_jsz_result *out,
                     nl_poll_stats *stats);
 
+/* Scope "server": one poll of what the server whose id is server_id
+ * leads, through one request to that server alone,
+ * $SYS.REQ.SERVER.<server_id>.JSZ, read as nl_jsz_scope_server says.
+ * Returns as nl_jsz_poll_run; the cluster's size is in out->expected but a
+ * single reply is a complete poll. */
+#define NL_JSZ_SERVER_SUBJECT "$SYS.REQ.SERVER.%s.JSZ"
+#define NL_JSZ_SERVER_SUBJECT_MAX 128
+int nl_jsz_poll_server(nl_gather_fn gather, void *ctx, const char *server_id,
+                       const nl_stream_select *accounts,
+                       const nl_stream_select *streams, nl_jsz_result *out,
+                       nl_poll_stats *stats);
+
 #endif

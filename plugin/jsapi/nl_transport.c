@@ -139,6 +139,9 @@ int nl_transport_create(const nl_transport_config *cfg, nl_transport **out,
   if (s == NATS_OK)
     s = natsOptions_SetName(t->opts, cfg->name ? cfg->name : "nats-lens");
   if (s == NATS_OK)
+    s = natsOptions_SetIgnoreDiscoveredServers(t->opts,
+                                               cfg->listed_servers_only);
+  if (s == NATS_OK)
     s = natsOptions_SetMaxReconnect(t->opts, -1);
   if (s == NATS_OK)
     s = natsOptions_SetReconnectWait(t->opts, 1000);
@@ -227,6 +230,19 @@ int nl_transport_connect(nl_transport *t, char *err, size_t errlen) {
 bool nl_transport_connected(nl_transport *t) {
   return t->conn != NULL &&
          natsConnection_Status(t->conn) == NATS_CONN_STATUS_CONNECTED;
+}
+
+int nl_transport_server_id(nl_transport *t, char *buf, size_t len) {
+  if (len > 0)
+    buf[0] = '\0';
+  if (!nl_transport_connected(t) ||
+      natsConnection_GetConnectedServerId(t->conn, buf, len) != NATS_OK ||
+      buf[0] == '\0') {
+    if (len > 0)
+      buf[0] = '\0';
+    return -1;
+  }
+  return 0;
 }
 
 uint64_t nl_transport_disconnects(nl_transport *t) {

@@ -26,6 +26,9 @@ typedef struct {
   /* Prefix of the reply subjects (cnats default "_INBOX" when NULL); lets a
    * server permit this client's inbox alone (see docs/security.md). */
   const char *inbox_prefix;
+  /* Connect to the listed servers only, never to those the cluster
+   * announces (Scope "server": the agent watches its own server alone). */
+  bool listed_servers_only;
 } nl_transport_config;
 
 typedef struct nl_transport nl_transport;
@@ -60,6 +63,10 @@ void nl_transport_close(nl_transport *t);
 
 /* Returns true when the connection is up now. */
 bool nl_transport_connected(nl_transport *t);
+
+/* Copies the id of the server the connection is on now into buf. Returns
+ * 0, or -1 when not connected (buf then holds ""). */
+int nl_transport_server_id(nl_transport *t, char *buf, size_t len);
 
 /* Returns how many times the connection was lost since creation. */
 uint64_t nl_transport_disconnects(nl_transport *t);

@@ -168,7 +168,9 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_jsz_single_server_accounts)                                           \
   X(test_jsz_cluster_leaders)                                                  \
   X(test_jsz_cluster_leader_down)                                              \
-  X(test_jsz_select_and_hostile)
+  X(test_jsz_select_and_hostile)                                               \
+  X(test_scope_server_leaders)                                                 \
+  X(test_scope_engine_led_elsewhere)
 
 #define DECLARE(name) void name(void);
 TESTS(DECLARE)
