@@ -64,7 +64,7 @@ is() { [ -n "$1" ] && awk -v v="$1" "BEGIN { exit !(v + 0 $2) }"; }
 
 # The meta leader needs a few seconds after the cluster starts.
 nl_retry 30 inj a 1 stream-create HOLD --subjects 'hold.>' --replicas 3 \
-  >/dev/null || {
+  >/dev/null 2>"$NL_TMP/setup.err" || {
   nl_fail setup/stream "no meta leader"
   exit 1
 }
@@ -340,13 +340,30 @@ elif ! grep -qv "(takeover)" <<<"$new_onsets" && [ "$new_meta" = "true " ]; then
 else
   nl_fail stepdown/takeover-marked "meta takeover '$new_meta'; $new_onsets"
 fi
+# The old agent still polls (both-polled) and reports the consumer as a
+# replica it does not judge.
 old_all=$(on "$old" nl_notifications "plugin_instance = prod-A-HOLD,")
 jold=$(on "$old" nl_csv_last prod-A-HOLD nats_lens_judged stuck)
-if [ "$(grep -c . <<<"$old_all")" -eq 1 ] && ! grep -q "severity = OKAY" <<<"$old_all" &&
-  is "$jold" "== 0"; then
-  nl_pass stepdown/old-agent-silent "agent-$old: its one onset, judged 0 now"
+if ! grep -q "severity = OKAY" <<<"$old_all" && is "$jold" "== 0"; then
+  nl_pass stepdown/old-agent-no-okay "agent-$old judges it no more (judged 0)"
 else
-  nl_fail stepdown/old-agent-silent "agent-$old judged ${jold:-none}; $old_all"
+  nl_fail stepdown/old-agent-no-okay "agent-$old judged ${jold:-none}; $old_all"
+fi
+# Nor anything else: its one onset from before the move is all it sent.
+if [ "$(grep -c . <<<"$old_all")" -eq 1 ]; then
+  nl_pass stepdown/old-agent-sends-nothing
+else
+  nl_fail stepdown/old-agent-sends-nothing "$(grep -c . <<<"$old_all") notifications from agent-$old: $(tail -n +2 <<<"$old_all" | sed 's/.*Notification: //')"
+fi
+# Both agents log (INFO) the consumers their server leads now.
+moved_log() { # AGENT
+  grep -F '[info] nats_lens plugin: Instance "prod": Scope "server"' \
+    "$NL_TMP/agent-$1/collectd.log" | grep -F '(was '
+}
+if moved_log "$new" >/dev/null && moved_log "$old" >/dev/null; then
+  nl_pass stepdown/logged "$(moved_log "$new" | head -n 1 | sed 's/.*Scope "server": //')"
+else
+  nl_fail stepdown/logged "agent-$new: '$(moved_log "$new" | head -n 1)', agent-$old: '$(moved_log "$old" | head -n 1)'"
 fi
 central_hold=$(on central nl_notifications "plugin_instance = prod-A-HOLD," |
   grep -F "type_instance = MAX_PENDING_THROTTLE,")
@@ -357,7 +374,7 @@ if on "central-$new" nl_csv_seen_since prod-A-HOLD nats_lens_judged stuck \
   "$MOVED_AT" "== 1" && [ "$unmarked" -eq 1 ] && [ "$okays" -eq 0 ]; then
   nl_pass stepdown/central-one-onset
 else
-  nl_fail stepdown/central-one-onset "$unmarked unmarked onset(s), $okays OKAY(s); judged from agent-$new: $(on "central-$new" nl_csv_last prod-A-HOLD nats_lens_judged stuck)"
+  nl_fail stepdown/central-one-onset "$unmarked unmarked onset(s), $okays OKAY(s); judged from agent-$new: $(on "central-$new" nl_csv_last prod-A-HOLD nats_lens_judged stuck); $(grep -v "(takeover)" <<<"$central_hold" | sed 's/.*Notification: //')"
 fi
 nl_check stepdown/still-raised is "$(on "$new" nl_csv_last prod-A-HOLD \
   nats_lens_max_pending_throttle stuck)" "== 1"
@@ -421,6 +438,7 @@ if kill -0 "${AGENT_PID[$victim]}" 2>/dev/null; then
 else
   nl_pass unobservable/agent-stopped "agent-$victim, which judged $(tr '\n' ' ' <<<"$victims")"
 fi
+reported=0
 for sc in $victims; do
   stream=${sc%/*} consumer=${sc#*/}
   if line=$(on central nl_wait_notification 20 "severity = FAILURE" \
@@ -431,6 +449,7 @@ for sc in $victims; do
     # Still a replica elsewhere, the leader unchanged: nobody judges it.
     l=$(leader "$stream" "$consumer")
     hl=$(meta central "prod-A-$stream" CONSUMER_UNOBSERVABLE host_last | tail -n 1)
+    reported=$((reported + 1))
     if is "$v" "== 1" && [ "$l" = "$victim" ] && [ "$hl" = "agent-$victim" ]; then
       nl_pass "unobservable/$stream" "${line#*message = }"
     else
@@ -441,7 +460,8 @@ for sc in $victims; do
   fi
 done
 # The consumers the running agents judge are not reported, and they were
-# judged meanwhile (the central heard them).
+# judged meanwhile (the central heard them), while the central's coverage
+# did report the stopped agent's.
 wrong=
 for sc in $keep; do
   stream=${sc%/*} consumer=${sc#*/}
@@ -453,6 +473,7 @@ for sc in $keep; do
   on "central-$l" nl_csv_seen_since "prod-A-$stream" nats_lens_judged \
     "$consumer" "$killed_at" "== 1" || wrong="$wrong $sc(not-heard-from-$l)"
 done
+[ "$reported" -gt 0 ] || wrong="$wrong (no consumer reported unobservable at all)"
 if [ -n "$keep" ] && [ -z "$wrong" ]; then
   nl_pass unobservable/others-observable "$(tr '\n' ' ' <<<"$keep")"
 else
