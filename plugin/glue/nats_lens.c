@@ -94,6 +94,7 @@
 #include "jsapi/nl_poll_log.h"
 #include "jsapi/nl_transport.h"
 #include "jsapi/nl_transport_check.h"
+#include "nl_central.h"
 #include "nl_poller.h"
 
 #define PLUGIN_NAME "nats_lens"
@@ -848,9 +849,12 @@ static int nl_config(oconfig_item_t *ci) {
     if (strcasecmp("Instance", child->key) == 0) {
       if (config_instance(child) != 0)
         status = -1;
+    } else if (strcasecmp("Coverage", child->key) == 0) {
+      if (nl_central_config(child) != 0)
+        status = -1;
     } else {
       WARNING(LOG_PREFIX "unknown option \"%s\" ignored (options go inside "
-                         "an <Instance> block).",
+                         "an <Instance> or <Coverage> block).",
               child->key);
     }
   }
