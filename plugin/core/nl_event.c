@@ -71,11 +71,18 @@ struct json_object *nl_event_object(const nl_event *ev) {
     return NULL;
   }
   nl_json_add_string(o, "type", nl_class_name(f->cls));
-  nl_json_add_string(o, "state", ev->firing ? "firing" : "resolved");
+  nl_json_add_string(o, "state",
+                     ev->firing        ? "firing"
+                     : ev->handed_over ? "handed_over"
+                                       : "resolved");
   nl_json_add_string(o, "severity", nl_severity_name(f->severity));
   nl_json_add_string(o, "instance", ev->instance);
   if (ev->account != NULL)
     nl_json_add_string(o, "account", ev->account);
+  if (ev->server != NULL)
+    nl_json_add_string(o, "server", ev->server);
+  if (ev->takeover)
+    json_object_object_add(o, "takeover", json_object_new_boolean(true));
   nl_json_add_string(o, "stream_name", ev->stream);
   nl_json_add_string(o, "consumer_name", ev->consumer);
   nl_json_add_string(o, "description", f->description);
@@ -108,6 +115,8 @@ char *nl_event_summary_json(const nl_event_summary *s, size_t *len) {
   nl_json_add_string(o, "instance", s->instance);
   if (s->account != NULL)
     nl_json_add_string(o, "account", s->account);
+  if (s->server != NULL)
+    nl_json_add_string(o, "server", s->server);
   nl_json_add_time(o, "at", s->at_ns);
   nl_json_add_number(o, "consumers_watched", (double)s->consumers);
   nl_json_add_number(o, "streams", (double)s->streams);

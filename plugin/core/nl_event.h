@@ -30,18 +30,26 @@ typedef struct {
   const char *instance; /* The collectd Instance block name. */
   /* The account the stream belongs to (SystemAccount mode), else NULL. */
   const char *account;
+  /* Scope "server": the server whose agent judged it, else NULL. */
+  const char *server;
   const char *stream;
   const char *consumer;
   const nl_finding *finding; /* For a clear, the last active version. */
   bool firing;               /* true: started; false: resolved. */
-  const char *reason;        /* NULL, or why it cleared without detection. */
-  int64_t at_ns;             /* Time of the change (ns since the epoch). */
+  /* Scope "server": an onset after the consumer's leader moved to this
+   * agent's server ("takeover": true), or, for a clear, the leader moved
+   * away (state "handed_over" instead of "resolved": no fix). */
+  bool takeover;
+  bool handed_over;
+  const char *reason; /* NULL, or why it cleared without detection. */
+  int64_t at_ns;      /* Time of the change (ns since the epoch). */
 } nl_event;
 
 /* Counts for one summary message. */
 typedef struct {
   const char *instance;
   const char *account; /* As in nl_event: NULL unless SystemAccount. */
+  const char *server;  /* As in nl_event: NULL unless Scope "server". */
   int64_t at_ns;
   size_t consumers; /* Consumers watched. */
   size_t streams;   /* Streams seen in the latest poll. */

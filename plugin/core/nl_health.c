@@ -65,6 +65,7 @@ int nl_health_summary(nl_health *h, nl_publish_fn publish, void *ctx,
     return 0;
   nl_event_summary s = {.instance = instance,
                         .account = h->account,
+                        .server = h->server,
                         .at_ns = now_ns,
                         .streams = streams};
   nl_engine_counts(e, &s.consumers, s.active);

@@ -22,6 +22,9 @@ typedef struct {
   /* The account the summaries count (SystemAccount mode: one nl_health
    * per account, with its own prefix), else NULL; not owned. */
   const char *account;
+  /* Scope "server": the name of the server whose agent sends the
+   * summaries, else NULL; not owned. */
+  const char *server;
   /* State. */
   int64_t last_summary_ns; /* 0 before the first summary. */
   uint64_t published;

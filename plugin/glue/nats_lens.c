@@ -67,6 +67,13 @@
  * poll thread stopped; an account instance (and its advisory thread) is
  * freed before the parent's listener.
  *
+ * Scope "server" adds no thread or lock: the poll thread alone writes
+ * server_name and the scope_* fields; an account instance's nl_health
+ * points to server_name, read under send_lock by the same poll thread.
+ *
+ * A <Coverage> block (nl_central.c) has its own write and read callbacks
+ * and one lock of its own, a leaf, described there.
+ *
  * Not locked: values_limited is atomic (written by the poll, read by the
  * advisory thread); the transport's connection is set once by the poll
  * before any subscription exists, and cnats is thread-safe; api_requests,
@@ -94,6 +101,7 @@
 #include "jsapi/nl_poll_log.h"
 #include "jsapi/nl_transport.h"
 #include "jsapi/nl_transport_check.h"
+#include "nl_central.h"
 #include "nl_poller.h"
 
 #define PLUGIN_NAME "nats_lens"
@@ -210,6 +218,8 @@ struct nl_instance {
   bool scope_logged;
   size_t scope_judged;
   char scope_server[NL_SERVER_NAME_MAX];
+  /* The server polled last (summaries name it: nl_health.server). */
+  char server_name[NL_SERVER_NAME_MAX];
   nl_stream_select account_select;
   nl_instance **accounts;
   size_t n_accounts;
@@ -848,9 +858,12 @@ static int nl_config(oconfig_item_t *ci) {
     if (strcasecmp("Instance", child->key) == 0) {
       if (config_instance(child) != 0)
         status = -1;
+    } else if (strcasecmp("Coverage", child->key) == 0) {
+      if (nl_central_config(child) != 0)
+        status = -1;
     } else {
       WARNING(LOG_PREFIX "unknown option \"%s\" ignored (options go inside "
-                         "an <Instance> block).",
+                         "an <Instance> or <Coverage> block).",
               child->key);
     }
   }
@@ -1069,11 +1082,26 @@ static void publish_result(nl_instance *inst, int rc, const char *err) {
 
 /* Scope "server": sends the notice that a finding's consumer (or stream)
  * is now led by another server, whose agent judges it from now on: a
- * WARNING with state "handed_over", never an OKAY (nothing was fixed), and
- * no health event. Call with send_lock held and no other lock. */
+ * health event and a WARNING notification with state "handed_over", never
+ * an OKAY (nothing was fixed). Call with send_lock held and no other lock. */
 static void send_handover(const read_ctx *rc, const char *stream,
                           const char *consumer, const nl_finding *f,
                           const char *in_account) {
+  nl_event ev = {.instance = rc->inst->name,
+                 .account = rc->inst->account,
+                 .server = rc->server[0] ? rc->server : NULL,
+                 .stream = stream,
+                 .consumer = consumer,
+                 .finding = f,
+                 .handed_over = true,
+                 .reason = NL_REASON_LED_ELSEWHERE,
+                 .at_ns = (int64_t)CDTIME_T_TO_NS(rc->time)};
+  char err[256];
+  publish_result(rc->inst,
+                 nl_health_transition(&rc->inst->health, nl_transport_publish,
+                                      poll_transport(rc->inst), &ev, err,
+                                      sizeof(err)),
+                 err);
   char pi[DATA_MAX_NAME_LEN], msg[NOTIF_MAX_MSG_LEN];
   stream_plugin_instance(rc->inst, stream, pi, sizeof(pi));
   snprintf(msg, sizeof(msg),
@@ -1160,6 +1188,8 @@ static void send_transition(const read_ctx *rc, const char *stream,
   notify(rc, severity, pi, nl_class_name(f->cls), msg, &n);
   nl_event ev = {.instance = rc->inst->name,
                  .account = acc,
+                 .server = rc->server[0] ? rc->server : NULL,
+                 .takeover = takeover,
                  .stream = stream,
                  .consumer = consumer,
                  .finding = f,
@@ -1683,6 +1713,7 @@ static nl_instance *account_instance(nl_instance *parent,
   a->interval = parent->interval;
   a->health = parent->health;
   a->health.account = a->account;
+  a->health.server = parent->server_scope ? parent->server_name : NULL;
   a->health.last_summary_ns = 0;
   a->health.published = a->health.failed = 0;
   a->disconnects_seen = nl_transport_disconnects(parent->transport);
@@ -1760,8 +1791,10 @@ static void poll_system(nl_instance *inst, read_ctx *rc) {
                              &inst->account_select, &inst->select, &r, &stats);
   if (poll_outcome(inst, rc, status, &stats) != 0)
     return;
-  if (r.server != NULL)
+  if (r.server != NULL) {
     sstrncpy(rc->server, r.server, sizeof(rc->server));
+    sstrncpy(inst->server_name, r.server, sizeof(inst->server_name));
+  }
   size_t judged = 0, elsewhere = 0;
   size_t consumers = 0, streams = 0, unobservable = 0, kept = 0;
   for (size_t i = 0; i < r.n_accounts; i++) {

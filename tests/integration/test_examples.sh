@@ -2,13 +2,15 @@
 # The examples, run for real:
 # - the collectd snippets of examples/collectd/ (all but auth.conf, which
 #   needs credential files and an authenticating server, and
-#   system-account.conf, which needs a system-account user; both are run
-#   for real by test_auth and test_system_account) are loaded
+#   system-account.conf and agent.conf, which need a system-account user;
+#   they are run for real by test_auth, test_system_account and
+#   test_agents) are loaded
 #   together into a real collectd, their URLs pointed at a local
 #   nats-server: collectd starts without a warning, and every instance they
 #   define connects and dispatches values;
 # - every option used in any example's <Plugin nats_lens> block (auth.conf
-#   and system-account.conf included) is one the configuration parser accepts;
+#   system-account.conf and agent.conf included) is one the configuration
+#   parser accepts;
 # - the five scenario scripts of examples/scenarios/, run at the same time
 #   against that server, each make collectd report their class for their
 #   consumer and, after their fix, an OKAY notification that is not the
@@ -51,7 +53,7 @@ nl_start_nats "$PORT" || exit 1
 blocks=
 instances=
 for f in "$EX"/collectd/*.conf; do
-  case $(basename "$f") in auth.conf | system-account.conf) continue ;; esac
+  case $(basename "$f") in auth.conf | system-account.conf | agent.conf) continue ;; esac
   blocks="$blocks
 $(plugin_blocks "$f" |
     sed -E -e "s|URL \"[a-z]+://[^\"]*\"|URL \"nats://127.0.0.1:$PORT\"|" \

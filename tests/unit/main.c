@@ -170,7 +170,10 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_jsz_cluster_leader_down)                                              \
   X(test_jsz_select_and_hostile)                                               \
   X(test_scope_server_leaders)                                                 \
-  X(test_scope_engine_led_elsewhere)
+  X(test_scope_engine_led_elsewhere)                                           \
+  X(test_coverage_agent_down)                                                  \
+  X(test_coverage_move_r1_deleted)                                             \
+  X(test_event_agent_fields)
 
 #define DECLARE(name) void name(void);
 TESTS(DECLARE)

@@ -331,3 +331,37 @@ void test_health_summary_schedule(void) {
                           sizeof(err)) == 0);
   nl_engine_free(e);
 }
+
+/* An agent's events (Scope "server"): the server named, an onset after a
+ * leader move marked takeover, and a handover is its own state, never
+ * "resolved". */
+void test_event_agent_fields(void) {
+  nl_finding f;
+  sample_finding(&f);
+  nl_event ev = {.instance = "prod",
+                 .server = "n2",
+                 .stream = "ORDERS",
+                 .consumer = "proc",
+                 .finding = &f,
+                 .firing = true,
+                 .takeover = true,
+                 .at_ns = f.since_ns};
+  char *text = nl_event_json(&ev, NULL);
+  struct json_object *o = text ? json_tokener_parse(text) : NULL, *b = NULL;
+  CHECK(o != NULL);
+  CHECK(strcmp(str_field(o, "server"), "n2") == 0);
+  CHECK(json_object_object_get_ex(o, "takeover", &b) &&
+        json_object_get_boolean(b));
+  json_object_put(o);
+  free(text);
+  ev.firing = ev.takeover = false;
+  ev.handed_over = true;
+  ev.reason = "led by another server";
+  text = nl_event_json(&ev, NULL);
+  o = text ? json_tokener_parse(text) : NULL;
+  CHECK(o != NULL);
+  CHECK(strcmp(str_field(o, "state"), "handed_over") == 0);
+  CHECK(!json_object_object_get_ex(o, "takeover", &b));
+  json_object_put(o);
+  free(text);
+}
