@@ -426,6 +426,8 @@ judged_by() { # AGENT: "STREAM/CONSUMER" of each consumer it judges now
   done | sort -u
 }
 victims=$(judged_by "$victim")
+# Before: the central counts the three agents.
+nl_check central/agents-counted is "$(on central nl_csv_last prod count agents)" "== 3"
 keep=$(for n in n1 n2 n3; do [ "$n" = "$victim" ] || judged_by "$n"; done)
 killed_at=$(date +%s.%N)
 kill "${AGENT_PID[$victim]}"
@@ -442,8 +444,8 @@ reported=0
 for sc in $victims; do
   stream=${sc%/*} consumer=${sc#*/}
   if line=$(on central nl_wait_notification 20 "severity = FAILURE" \
-    "plugin_instance = prod-A-$stream," "type_instance = CONSUMER_UNOBSERVABLE" \
-    "CONSUMER_UNOBSERVABLE $sc (account A)" "last judged on host agent-$victim"); then
+    "plugin_instance = prod-A-$stream," "type_instance = CONSUMER_UNOBSERVABLE," \
+    "/$consumer" "last judged on host agent-$victim"); then
     v=$(on central nl_csv_last "prod-A-$stream" nats_lens_consumer_unobservable \
       "$consumer")
     # Still a replica elsewhere, the leader unchanged: nobody judges it.
@@ -466,7 +468,7 @@ wrong=
 for sc in $keep; do
   stream=${sc%/*} consumer=${sc#*/}
   if on central nl_notifications "plugin_instance = prod-A-$stream," |
-    grep -F "type_instance = CONSUMER_UNOBSERVABLE" | grep -qF " $sc "; then
+    grep -F "type_instance = CONSUMER_UNOBSERVABLE," | grep -qF "/$consumer"; then
     wrong="$wrong $sc"
   fi
   l=$(leader "$stream" "$consumer")
@@ -481,6 +483,25 @@ else
 fi
 agents=$(on central nl_csv_last prod count agents)
 nl_check unobservable/agents-counted is "$agents" "== 2"
+# The notification as the interface has it: the message names the stream,
+# the consumer and the account; the meta has the class, state, stream,
+# consumer, account and the last host.
+first=$(head -n 1 <<<"$victims")
+stream=${first%/*} consumer=${first#*/}
+msg=$(on central nl_notifications "plugin_instance = prod-A-$stream," |
+  grep -F "type_instance = CONSUMER_UNOBSERVABLE," | head -n 1 |
+  sed 's/.*message = //')
+want="CONSUMER_UNOBSERVABLE $first (account A): no agent has judged it for 2 intervals; last judged on host agent-$victim"
+got_meta=$(for f in class state stream consumer account host_last; do
+  echo "$f=$(meta central "prod-A-$stream" CONSUMER_UNOBSERVABLE "$f" FAILURE |
+    head -n 1)"
+done | tr '\n' ' ')
+want_meta="class=CONSUMER_UNOBSERVABLE state=firing stream=$stream consumer=$consumer account=A host_last=agent-$victim "
+if [ "$msg" = "$want" ] && [ "$got_meta" = "$want_meta" ]; then
+  nl_pass unobservable/notification-format "$msg"
+else
+  nl_fail unobservable/notification-format "message '$msg' (want '$want'); meta $got_meta(want $want_meta)"
+fi
 
 nl_check central-alive kill -0 "$CENTRAL_PID"
 for n in n1 n2 n3; do
