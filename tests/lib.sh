@@ -38,10 +38,12 @@ fi
 # AddressSanitizer, LeakSanitizer, UndefinedBehaviorSanitizer or
 # ThreadSanitizer report.
 nl_sanitizer_check() {
-  local f re='ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer'
-  for f in "$NL_TMP"/*.out "$NL_TMP"/*.log \
-    "${NL_COLLECTD_DIRS[@]/%//collectd.out}" \
-    "${NL_COLLECTD_DIRS[@]/%//collectd.log}"; do
+  local f d re='ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer'
+  local files=("$NL_TMP"/*.out "$NL_TMP"/*.log)
+  for d in "${NL_COLLECTD_DIRS[@]}"; do
+    files+=("$d"/*.out "$d"/*.log)
+  done
+  for f in "${files[@]}"; do
     [ -f "$f" ] || continue
     if grep -qE "$re" "$f"; then
       nl_fail "sanitizer/${f#"$NL_TMP"/}" "$(grep -m1 -E "$re" "$f")"
@@ -220,7 +222,7 @@ EOF
 nl_start_collectd() {
   local blocks=$1 interval=${2:-1} extra=${3:-} plugins=${4:-} p d
   d=$(nl_cd_dir)
-  if [ "$d" != "$NL_TMP" ]; then
+  if [ "$d" != "$NL_TMP" ] && [[ " ${NL_COLLECTD_DIRS[*]} " != *" $d "* ]]; then
     NL_COLLECTD_DIRS+=("$d")
   fi
   mkdir -p "$d/plugins" "$d/csv"

@@ -24,7 +24,8 @@
 #    new leader's agent finds it.
 # 3. The collectd of an agent is killed: the central reports each consumer
 #    it judged unobservable (value and CONSUMER_UNOBSERVABLE notification),
-#    the consumers the other agents judge stay observable.
+#    the consumers the other agents judge stay observable; once the agent
+#    runs again, an OKAY clears it.
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$NL_ROOT/tests/scenarios.sh"
@@ -143,7 +144,8 @@ $(exec_config central)" "network exec" || {
 }
 CENTRAL_PID=$NL_COLLECTD_PID
 declare -A AGENT_PID=()
-for n in 1 2 3; do
+start_agent() { # N: the agent of server nN; sets AGENT_PID[nN]
+  local n=$1
   NL_COLLECTD_DIR=$NL_TMP/agent-n$n NL_HOSTNAME=agent-n$n nl_start_collectd \
     "<Instance \"prod\">
   URL \"$(url mon "$n")\"
@@ -157,11 +159,14 @@ for n in 1 2 3; do
 <Plugin network>
   Server \"127.0.0.1\" \"$NET\"
 </Plugin>
-$(exec_config "agent-n$n")" "network exec" || {
+$(exec_config "agent-n$n")" "network exec" || return 1
+  AGENT_PID[n$n]=$NL_COLLECTD_PID
+}
+for n in 1 2 3; do
+  start_agent "$n" || {
     nl_fail setup/agent-n$n "collectd did not start"
     exit 1
   }
-  AGENT_PID[n$n]=$NL_COLLECTD_PID
 done
 
 # The central hears the three agents (their instance values come through
@@ -503,9 +508,31 @@ else
   nl_fail unobservable/notification-format "message '$msg' (want '$want'); meta $got_meta(want $want_meta)"
 fi
 
+# The agent starts again: the central clears it (OKAY, value 0). Its log
+# and output so far are moved aside, so that its start is seen in new ones.
+for f in log out; do
+  mv "$NL_TMP/agent-$victim/collectd.$f" "$NL_TMP/agent-$victim/collectd-1.$f"
+done
+if start_agent "${victim#n}"; then
+  if line=$(on central nl_wait_notification 20 "severity = OKAY" \
+    "plugin_instance = prod-A-$stream," "type_instance = CONSUMER_UNOBSERVABLE," \
+    "/$consumer" "cleared: judged on host agent-$victim"); then
+    v=$(on central nl_csv_last "prod-A-$stream" nats_lens_consumer_unobservable \
+      "$consumer")
+    if is "$v" "== 0"; then
+      nl_pass unobservable/cleared "${line#*message = }"
+    else
+      nl_fail unobservable/cleared "value ${v:-none} after: ${line#*message = }"
+    fi
+  else
+    nl_fail unobservable/cleared "no OKAY for $first at the central after agent-$victim restarted"
+  fi
+else
+  nl_fail unobservable/cleared "agent-$victim did not start again"
+fi
+
 nl_check central-alive kill -0 "$CENTRAL_PID"
 for n in n1 n2 n3; do
-  [ "$n" = "$victim" ] && continue
   nl_check "agent-$n-alive" kill -0 "${AGENT_PID[$n]}"
 done
 nl_end
