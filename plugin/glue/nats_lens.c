@@ -1802,13 +1802,18 @@ static void poll_system(nl_instance *inst, read_ctx *rc) {
     streams += r.accounts[i].set.n_streams;
     unobservable += r.accounts[i].set.unobservable;
   }
-  if (!inst->polled_once) {
+  if (!inst->polled_once && inst->server_scope)
+    INFO(LOG_PREFIX "Instance \"%s\": first poll done: server %s of a "
+                    "%zu-server cluster; %zu account(s), %zu stream(s) stored, "
+                    "%zu consumer(s) it leads judged.",
+         inst->name, r.server ? r.server : "?", r.expected, r.n_accounts,
+         streams, consumers);
+  else if (!inst->polled_once)
     INFO(LOG_PREFIX "Instance \"%s\": first poll done: %zu of %zu server(s) "
                     "answered; %zu account(s), %zu stream(s) and %zu "
                     "consumer(s) watched.",
          inst->name, r.servers, r.expected, r.n_accounts, streams, consumers);
-    inst->polled_once = true;
-  }
+  inst->polled_once = true;
   update_values_limit(inst, consumers);
   rc->findings_only = findings_only(inst);
   uint64_t onsets = 0;

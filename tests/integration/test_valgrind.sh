@@ -9,7 +9,9 @@
 # grow, and valgrind saw no invalid read or write. The same again for
 # SystemAccount mode: a server with a system account and accounts A and B
 # holding a throttled consumer each, one Instance reading both through JSZ,
-# account A's advisories on a connection of its own (AccountAdvisories).
+# account A's advisories on a connection of its own (AccountAdvisories),
+# and in the same collectd an agent of the server (Scope "server") with a
+# Coverage block that watches it (its write and read callbacks).
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin valgrind
@@ -138,13 +140,23 @@ SYSTEM_BLOCK="<Instance \"vg\">
   SystemAccount true
   AccountAdvisories \"A\" \"a\" \"a\"
   Timeout 2
-</Instance>"
+</Instance>
+<Instance \"vgagent\">
+  URL \"nats://sys:sys@127.0.0.1:$SPORT\"
+  SystemAccount true
+  Scope \"server\"
+  Timeout 2
+</Instance>
+<Coverage \"vgagent\">
+</Coverage>"
 RESULT="x x 0"
 run "$SHORT" system
 read -r lost1 err1 polls1 <<<"$RESULT"
 RESULT="x x 0"
 run "$LONG" system
 read -r lost2 err2 polls2 <<<"$RESULT"
+# The agent and its coverage ran: the Coverage block heard the agent.
+nl_check system-account/agent-covered [ "$(nl_csv_last vgagent count agents)" = "1.000000" ]
 echo "# system account, short run: $polls1 polls, definitely lost $lost1 bytes, $err1 errors"
 echo "# system account, long run: $polls2 polls, definitely lost $lost2 bytes, $err2 errors"
 if [ "$lost1" != x ] && [ "$lost2" != x ] &&
