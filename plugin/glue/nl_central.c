@@ -196,7 +196,8 @@ static int coverage_read(user_data_t *ud) {
   }
   free(l.items);
   submit(b->name, "count", "agents", (double)hosts);
-  submit(b->name, "count", "consumers_judged", (double)judged);
+  /* Not "consumers_judged": that is an agent's sign of life above. */
+  submit(b->name, "count", "consumers_covered", (double)judged);
   submit(b->name, "count", "consumers_unobservable", (double)unobservable);
   return 0;
 }
