@@ -225,8 +225,15 @@ topology() {
   cluster_stop
 }
 
+# NL_AR_REPORT FILE: only writes the section from the records of an
+# earlier run (FILE, kept with NL_KEEP_TMP=1 as ar.jsonl).
+RUN_BINS=$BINS
+if [ -n "${NL_AR_REPORT:-}" ]; then
+  cp "$NL_AR_REPORT" "$JSON"
+  RUN_BINS=""
+fi
 ORIG_PATH=$PATH
-for bin in $BINS; do
+for bin in $RUN_BINS; do
   LABEL=$("$bin" --version | awk '{ print $2 }')
   mkdir -p "$NL_TMP/bin-$LABEL"
   ln -sf "$(command -v "$bin")" "$NL_TMP/bin-$LABEL/nats-server"
@@ -289,6 +296,7 @@ lines = ["", "## One agent per server (Scope \"server\") against the central pol
          "alternating in each run." % (
              env, datetime.date.today().isoformat(), commit, format(streams, ","),
              replicas, "" if replicas == 1 else "s", per, polls, runs), ""]
+flat = {}
 bins = []
 for r in rows:
     if r["bin"] not in bins:
@@ -310,8 +318,9 @@ for b in bins:
                       for k in sorted(holds)),
             format(setup["streams"] * per, ","), setup["ms"] / 1000,
             " / ".join(str(c) for c in idle) if idle else "?"))
-        lines += ["", "| method | bytes/poll | wall ms/poll | server CPU ms/poll, sum | per server (n1..n%d) |" % n,
-                  "|---|---:|---:|---:|---|"]
+        lines += ["", "| method | consumers on the server(s) | bytes/poll | wall ms/poll | server CPU ms/poll, sum | per server (n1..n%d) |" % n,
+                  "|---|---:|---:|---:|---:|---|"]
+        total = sum(h["consumers"] for h in holds.values())
         for method, label in (("directed", "1. directed `$SYS.REQ.SERVER.<id>.JSZ`"),
                               ("directed_slo", "1b. directed, `stream_leader_only`"),
                               ("http", "2. HTTP `/jsz?accounts&streams&consumers&config`")):
@@ -326,10 +335,14 @@ for b in bins:
                 tw = max(tw, wa)
                 tc += sum(cp)
                 tcs = [a + c for a, c in zip(tcs, cp)]
-                lines.append("| %s, to n%d | %s KiB | %.1f | %.0f | %s |" % (
-                    label, k + 1, kib(by), wa, sum(cp), " / ".join("%.0f" % c for c in cp)))
-            lines.append("| **%s, all %d (the slowest's wall)** | **%s KiB** | **%.1f** | **%.0f** | %s |" % (
-                label, n, kib(tb), tw, tc, " / ".join("%.0f" % c for c in tcs)))
+                lines.append("| %s, to n%d | %s | %s KiB | %.1f | %.0f | %s |" % (
+                    label, k + 1, format(holds[k]["consumers"], ","), kib(by), wa,
+                    sum(cp), " / ".join("%.0f" % c for c in cp)))
+                if method == "directed":
+                    flat.setdefault(b, {}).setdefault(topo, []).append(
+                        (holds[k]["consumers"], by, sum(cp)))
+            lines.append("| **%s, all %d (the slowest's wall)** | %s | **%s KiB** | **%.1f** | **%.0f** | %s |" % (
+                label, n, format(total, ","), kib(tb), tw, tc, " / ".join("%.0f" % c for c in tcs)))
         for method, label in (("ping", "3. `$SYS.REQ.SERVER.PING.JSZ`, transport only"),
                               ("poll_system", "3. the same, the plugin's whole SystemAccount poll"),
                               ("poll_accounts", "4. per-account poll (STREAM.LIST, CONSUMER.LIST)")):
@@ -338,10 +351,26 @@ for b in bins:
                 continue
             by, wa, cp = stats(ms, n)
             req = med(r["bench"]["requests_per_poll"] for r in ms)
-            lines.append("| %s%s | %s KiB | %.1f | %.0f | %s |" % (
-                label, "" if req == 1 else ", %d requests" % req, kib(by), wa,
+            lines.append("| %s%s | %s | %s KiB | %.1f | %.0f | %s |" % (
+                label, "" if req == 1 else ", %d requests" % req,
+                format(total, ","), kib(by), wa,
                 sum(cp), " / ".join("%.0f" % c for c in cp)))
         lines.append("")
+if flat:
+    lines += ["### One agent's read against what its server holds", "",
+              "The server places the streams, so the servers do not hold equal "
+              "shares; per consumer held, each directed read (median over the "
+              "servers):", "",
+              "| nats-server | nodes | bytes per consumer held | server CPU ms per 1,000 consumers held |",
+              "|---|---:|---:|---:|"]
+    for b in bins:
+        for topo in sorted(flat.get(b, {})):
+            v = [x for x in flat[b][topo] if x[0] > 0]
+            if v:
+                lines.append("| %s | %d | %.0f | %.1f |" % (
+                    b, topo, med(x[1] / x[0] for x in v),
+                    med(x[2] * 1000 / x[0] for x in v)))
+    lines.append("")
 lines += ["Wall ms of a directed or HTTP read is its client's wait for one "
           "server; agents read in parallel, so the \"all\" row gives the "
           "slowest. The transport-only rows parse nothing; the plugin's polls "

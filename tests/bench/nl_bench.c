@@ -71,13 +71,23 @@ static double now_ms(clockid_t clock) {
 }
 
 /* Sends one API request and fails the program on a transport or API error.
- */
+ * "stream not found" (10059) is retried for up to 5 s: nats-server 2.11
+ * may answer a consumer create so soon after its stream's create. */
 static void api(natsConnection *nc, const char *subject, const char *body) {
   natsMsg *reply = NULL;
-  natsStatus s = natsConnection_RequestString(&reply, nc, subject, body, 10000);
-  if (s != NATS_OK) {
-    fprintf(stderr, "nl-bench: %s: %s\n", subject, natsStatus_GetText(s));
-    exit(1);
+  for (int attempt = 0;; attempt++) {
+    natsStatus s =
+        natsConnection_RequestString(&reply, nc, subject, body, 10000);
+    if (s != NATS_OK) {
+      fprintf(stderr, "nl-bench: %s: %s\n", subject, natsStatus_GetText(s));
+      exit(1);
+    }
+    if (attempt >= 50 ||
+        strstr(natsMsg_GetData(reply), "\"err_code\":10059") == NULL)
+      break;
+    natsMsg_Destroy(reply);
+    reply = NULL;
+    nanosleep(&(struct timespec){0, 100000000L}, NULL);
   }
   if (strstr(natsMsg_GetData(reply), "\"error\"") != NULL) {
     fprintf(stderr, "nl-bench: %s: %s\n", subject, natsMsg_GetData(reply));
