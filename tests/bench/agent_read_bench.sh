@@ -11,7 +11,9 @@
 # and summed), for
 #   1. directed: one $SYS.REQ.SERVER.<id>.JSZ per server, sent on a
 #      connection to that server (what each agent does), the plugin's JSZ
-#      body; from 2.11 also with "stream_leader_only":true;
+#      body; and the plugin's whole agent poll of it, parse, filter and
+#      apply (nl-bench poll-server); from 2.11 also with
+#      "stream_leader_only":true;
 #   2. http: one GET of each server's monitoring
 #      /jsz?accounts=true&streams=true&consumers=true&config=true (curl);
 #   3. ping: one $SYS.REQ.SERVER.PING.JSZ gathered from every server, as
@@ -188,6 +190,12 @@ measure() {
         --subject "\$SYS.REQ.SERVER.${IDS[k]}.JSZ" --body "$BODY" \
         --replies 1 || return 1
     done
+    # The agent's whole poll (nl-bench poll-server): the same request, read,
+    # filtered to what the server leads and applied, as the plugin does.
+    for ((k = 0; k < N; k++)); do
+      bench_line poll_server "$k" "$run" poll-server \
+        --server "$sys:${CLIENT[k]}" || return 1
+    done
     if [ "$SLO" = 1 ]; then
       for ((k = 0; k < N; k++)); do
         bench_line directed_slo "$k" "$run" gather \
@@ -322,6 +330,7 @@ for b in bins:
                   "|---|---:|---:|---:|---:|---|"]
         total = sum(h["consumers"] for h in holds.values())
         for method, label in (("directed", "1. directed `$SYS.REQ.SERVER.<id>.JSZ`"),
+                              ("poll_server", "1a. the same, the plugin's whole Scope \"server\" poll"),
                               ("directed_slo", "1b. directed, `stream_leader_only`"),
                               ("http", "2. HTTP `/jsz?accounts&streams&consumers&config`")):
             ms = [r for r in rs if r["method"] == method]

@@ -14,6 +14,10 @@
  *       the same for a SystemAccount instance (URL: a system-account
  *       user): one JSZ request per poll (nl_jsz_poll_run), each account
  *       applied to an engine of its own; "accounts" says how many.
+ *   nl-bench poll-server --server URL --polls N [--timeout-ms T]
+ *       the same for an agent (Scope "server"): one
+ *       $SYS.REQ.SERVER.<id>.JSZ per poll to the connected server
+ *       (nl_jsz_poll_server), what it leads applied.
  *   nl-bench poll-accounts --urls FILE --polls N [--timeout-ms T]
  *       the per-account mode over many accounts: FILE holds one URL per
  *       account (a user of that account), and each poll runs nl_poll_run
@@ -199,6 +203,9 @@ typedef struct {
   counting *conns;
   size_t n_conns;
   bool system; /* One JSZ request per poll on conns[0]. */
+  /* poll-server: that request to conns[0]'s server alone, read as an agent
+   * (Scope "server") reads it. */
+  bool server_scope;
   /* gather: one request of body to subject per poll on conns[0], taking
    * up to want replies unparsed (subject NULL otherwise). */
   const char *subject, *body;
@@ -301,8 +308,16 @@ static int bench_poll(bench_target *b, double *apply_ms) {
   }
   if (b->system) {
     nl_jsz_result r;
-    if (nl_jsz_poll_run(counting_gather, &b->conns[0], NULL, NULL, &r,
-                        &stats) != 0) {
+    char id[128];
+    if (b->server_scope &&
+        nl_transport_server_id(b->conns[0].t, id, sizeof(id)) != 0) {
+      fprintf(stderr, "nl-bench: not connected\n");
+      return 1;
+    }
+    if ((b->server_scope ? nl_jsz_poll_server(counting_gather, &b->conns[0], id,
+                                              NULL, NULL, &r, &stats)
+                         : nl_jsz_poll_run(counting_gather, &b->conns[0], NULL,
+                                           NULL, &r, &stats)) != 0) {
       fprintf(stderr, "nl-bench: poll failed: %s\n", stats.first_error);
       return 1;
     }
@@ -414,6 +429,9 @@ static int poll_bench(bench_target *b, int polls, int pause_ms,
 /* Connects to each of the n urls (one transport each) and runs the
  * benchmark: the per-account mode, or with system the SystemAccount mode
  * on urls[0]. Returns 0, or 1 on failure. */
+/* poll-server: the target reads as an agent does (bench_target). */
+static bool bench_server_scope;
+
 static int bench_urls(char **urls, size_t n, bool system, int polls,
                       int64_t timeout_ms, int pause_ms, const char *subject,
                       const char *body, int want, const long *pids,
@@ -421,6 +439,7 @@ static int bench_urls(char **urls, size_t n, bool system, int polls,
   if (subject != NULL)
     system = true; /* One connection, on urls[0]. */
   bench_target b = {.system = system,
+                    .server_scope = bench_server_scope,
                     .n_conns = system ? 1 : n,
                     .subject = subject,
                     .body = body,
@@ -565,6 +584,11 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "poll-system") == 0)
     return bench_urls(one, 1, true, polls, timeout_ms, pause_ms, NULL, NULL, 0,
                       pids, n_pids);
+  if (strcmp(argv[1], "poll-server") == 0) {
+    bench_server_scope = true;
+    return bench_urls(one, 1, true, polls, timeout_ms, pause_ms, NULL, NULL, 0,
+                      pids, n_pids);
+  }
   if (strcmp(argv[1], "gather") == 0)
     return bench_urls(
         one, 1, true, polls, timeout_ms, pause_ms,
