@@ -4,6 +4,8 @@
  * advisories fed in between polls. */
 #include "nl_instance.h"
 
+#include "nl_dispatch.h"
+
 #include <malloc.h>
 
 #include "core/nl_names.h"
@@ -55,16 +57,7 @@ void nl_stream_plugin_instance(const nl_instance *inst, const char *stream,
 
 static void submit(const read_ctx *rc, const char *plugin_instance,
                    const char *type, const char *type_instance, value_t v) {
-  value_list_t vl = VALUE_LIST_INIT;
-  vl.values = &v;
-  vl.values_len = 1;
-  vl.time = rc->time;
-  sstrncpy(vl.plugin, PLUGIN_NAME, sizeof(vl.plugin));
-  sstrncpy(vl.plugin_instance, plugin_instance, sizeof(vl.plugin_instance));
-  sstrncpy(vl.type, type, sizeof(vl.type));
-  if (type_instance != NULL)
-    sstrncpy(vl.type_instance, type_instance, sizeof(vl.type_instance));
-  plugin_dispatch_values(&vl);
+  nl_dispatch_value(plugin_instance, type, type_instance, v, rc->time);
 }
 
 void nl_submit_gauge(const read_ctx *rc, const char *pi, const char *type,
