@@ -103,7 +103,13 @@ chmod 755 "$NL_TMP/handler" "$NL_TMP/handler/notify-handler.sh" \
   "$NL_TMP/handler/agents-dedup-handler.sh"
 # The central also runs examples/agents-dedup-handler.sh, which passes on
 # one notification per finding into dedup.jsonl.
+# Under ThreadSanitizer (test_thread_sanitizer) collectd's own exec plugin
+# reports races in its child handling: it is left out, and of this test
+# only the sanitizer's verdict on the plugin counts there.
+EXEC_PLUGIN=exec
+[ "${NL_SANITIZE:-0}" = thread ] && EXEC_PLUGIN=
 exec_config() { # WHO
+  [ -n "$EXEC_PLUGIN" ] || return 0
   mkdir -p "$NL_TMP/$1/notifications"
   chown nobody "$NL_TMP/$1/notifications"
   local dedup=
@@ -147,7 +153,7 @@ NL_COLLECTD_DIR=$NL_TMP/central NL_HOSTNAME=central nl_start_collectd \
 <Plugin network>
   Listen \"127.0.0.1\" \"$NET\"
 </Plugin>
-$(exec_config central)" "network exec" || {
+$(exec_config central)" "network $EXEC_PLUGIN" || {
   nl_fail setup/central "collectd did not start"
   exit 1
 }
@@ -168,7 +174,7 @@ start_agent() { # N: the agent of server nN; sets AGENT_PID[nN]
 <Plugin network>
   Server \"127.0.0.1\" \"$NET\"
 </Plugin>
-$(exec_config "agent-n$n")" "network exec" || return 1
+$(exec_config "agent-n$n")" "network $EXEC_PLUGIN" || return 1
   AGENT_PID[n$n]=$NL_COLLECTD_PID
 }
 for n in 1 2 3; do
