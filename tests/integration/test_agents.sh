@@ -77,6 +77,9 @@ inj a 1 consumer-create HOLD stuck --ack-wait 60 --max-ack-pending 5 \
   inj a 1 stream-create MOVED --subjects 'moved.>' --max-msgs 100 \
     --replicas 3 >/dev/null &&
   inj a 1 consumer-create MOVED late --ack-wait 30 >/dev/null &&
+  inj a 1 stream-create DUP --subjects 'dup.>' --replicas 3 >/dev/null &&
+  inj a 1 consumer-create DUP proc --ack-wait 2 >/dev/null &&
+  inj a 1 publish dup.a --count 200 >/dev/null &&
   nl_scenario_setup "$(url a 1)" --replicas 3 >/dev/null || {
   nl_fail setup/objects "streams or consumers not created"
   exit 1
@@ -447,6 +450,43 @@ if [ -n "$new2" ] && nl_retry 15 late_judged; then
   fi
 else
   nl_fail stepdown/fault-after-move "MOVED/late: '$old2' -> '$new2', judged there: $(on "${new2:-n1}" nl_csv_last prod-A-MOVED nats_lens_judged late)"
+fi
+
+# A duplicate-execution class across a move: DUP/proc processes 4 s with
+# ack_wait 2 s (ACK_WAIT_VIOLATION, which needs redeliveries seen over
+# several polls). Once raised, its leader steps down while the workers go
+# on: the new leader's agent, whose history of it starts at the move,
+# raises it again, marked takeover; the polls it took are the detection
+# delay after a move (docs/agents.md).
+"$NL_INJECT" --server "$(url a 2)" consume DUP proc --duration 150 \
+  --workers 4 --process-ms 4000 >"$NL_TMP/dup.out" 2>&1 &
+NL_PIDS+=($!)
+if on central nl_wait_notification 60 "plugin_instance = prod-A-DUP," \
+  "type_instance = ACK_WAIT_VIOLATION," >/dev/null; then
+  old3=$(leader DUP proc)
+  stepdown DUP proc "$old3" >"$NL_TMP/new-leader"
+  new3=$(cat "$NL_TMP/new-leader")
+  dup_taken() {
+    is "$(on "$new3" nl_csv_first_one prod-A-DUP \
+      nats_lens_ack_wait_violation proc "$MOVED_AT")" "> 0"
+  }
+  if [ -n "$new3" ] && nl_retry 60 dup_taken; then
+    det=$(on "$new3" nl_csv_first_one prod-A-DUP nats_lens_ack_wait_violation \
+      proc "$MOVED_AT")
+    polls=$(on "$new3" nl_csv_polls prod duration poll "$MOVED_AT" "$det")
+    secs=$(awk -v a="$MOVED_AT" -v b="$det" 'BEGIN { printf "%.1f", b - a }')
+    marked=$(on "$new3" nl_notifications "plugin_instance = prod-A-DUP," |
+      grep -F "type_instance = ACK_WAIT_VIOLATION," | grep -c "(takeover)")
+    if [ "$marked" -ge 1 ]; then
+      nl_pass stepdown/ack-wait-after-move "DUP/proc $old3 -> $new3: raised again by agent-$new3, marked takeover, $polls poll(s) ($secs s) after the server named it"
+    else
+      nl_fail stepdown/ack-wait-after-move "agent-$new3 raised it unmarked"
+    fi
+  else
+    nl_fail stepdown/ack-wait-after-move "DUP/proc '$old3' -> '${new3:-none}': not raised again after the move"
+  fi
+else
+  nl_fail stepdown/ack-wait-after-move "no ACK_WAIT_VIOLATION for DUP/proc before the move"
 fi
 
 # --- 3. An agent stops: the consumers it judged become unobservable.
