@@ -42,8 +42,23 @@ plugin=$(field Plugin)
   printf '%s\n' "$input" | "$forward" "$out"
   exit
 }
+# collectd's network plugin carries no meta fields: on the central
+# collectd the agents' notifications hold only the header and the message,
+# "<CLASS> <stream>/<consumer>[ (account A)][ (takeover)]: fix: ...",
+# "... cleared...", "... handed over: ...". The meta fields are used where
+# present (a handler on the agent itself), the message otherwise.
+message=$(printf '%s\n' "$input" | sed -n '/^$/,$p' | sed '1d' | head -n 1)
 state=$(field state)
-key="$(field PluginInstance)/$(field consumer)/$(field TypeInstance)"
+if [ -z "$state" ]; then
+  case $message in
+  *" handed over: "*) state=handed_over ;;
+  *) [ "$(field Severity)" = OKAY ] && state=resolved || state=firing ;;
+  esac
+fi
+# The finding: plugin instance, the message's "<stream>/<consumer>" (or
+# "stream <stream>"), and the class.
+where=$(printf '%s\n' "$message" | awk '{ print ($2 == "stream" ? "stream " $3 : $2) }')
+key="$(field PluginInstance)/${where%:}/$(field TypeInstance)"
 
 if ! exec 8>>"$state_file.lock"; then
   echo "agents-dedup-handler.sh: cannot open $state_file.lock" >&2

@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 
 #include "core/nl_coverage.h"
+#include "nl_dispatch.h"
 
 #define PLUGIN_NAME "nats_lens"
 #define LOG_PREFIX PLUGIN_NAME " plugin: "
@@ -119,15 +120,7 @@ static void keep_still(void *ud, const char *pi, const char *consumer,
 }
 
 static void submit(const char *pi, const char *type, const char *ti, double v) {
-  value_list_t vl = VALUE_LIST_INIT;
-  vl.values = &(value_t){.gauge = v};
-  vl.values_len = 1;
-  sstrncpy(vl.plugin, PLUGIN_NAME, sizeof(vl.plugin));
-  sstrncpy(vl.plugin_instance, pi, sizeof(vl.plugin_instance));
-  sstrncpy(vl.type, type, sizeof(vl.type));
-  if (ti != NULL)
-    sstrncpy(vl.type_instance, ti, sizeof(vl.type_instance));
-  plugin_dispatch_values(&vl);
+  nl_dispatch_value(pi, type, ti, (value_t){.gauge = v}, 0);
 }
 
 /* Sends the notification of one change: FAILURE when the consumer became
@@ -196,7 +189,8 @@ static int coverage_read(user_data_t *ud) {
   }
   free(l.items);
   submit(b->name, "count", "agents", (double)hosts);
-  submit(b->name, "count", "consumers_judged", (double)judged);
+  /* Not "consumers_judged": that is an agent's sign of life above. */
+  submit(b->name, "count", "consumers_covered", (double)judged);
   submit(b->name, "count", "consumers_unobservable", (double)unobservable);
   return 0;
 }

@@ -14,11 +14,30 @@
  *       the same for a SystemAccount instance (URL: a system-account
  *       user): one JSZ request per poll (nl_jsz_poll_run), each account
  *       applied to an engine of its own; "accounts" says how many.
+ *   nl-bench poll-server --server URL --polls N [--timeout-ms T]
+ *       the same for an agent (Scope "server"): one
+ *       $SYS.REQ.SERVER.<id>.JSZ per poll to the connected server
+ *       (nl_jsz_poll_server), what it leads applied.
  *   nl-bench poll-accounts --urls FILE --polls N [--timeout-ms T]
  *       the per-account mode over many accounts: FILE holds one URL per
  *       account (a user of that account), and each poll runs nl_poll_run
  *       and the apply for every account in turn, as that many Instance
  *       blocks would; the figures are the sums over the accounts.
+ *   nl-bench gather --server URL --subject S --body B --replies K
+ *       [--polls N] [--timeout-ms T]
+ *       the transport alone: each poll sends B to S once and takes replies
+ *       (nl_transport_gather) until K came or the timeout passed, nothing
+ *       parsed: a directed $SYS.REQ.SERVER.<id>.JSZ (K 1) or the PING (K
+ *       the cluster's size). "replies" is the median count.
+ *   nl-bench server-id --server URL
+ *       prints the id of the server the connection went to
+ *       (natsConnection_GetConnectedServerId), the <id> of a directed
+ *       $SYS.REQ.SERVER.<id>.* request.
+ *   Every poll command takes --server-pids P1,P2,...: the utime + stime of
+ *   those processes (nats-server, from /proc/PID/stat) is read before and
+ *   after each poll; "server_cpu_ms_median" is the median over the polls
+ *   of the sum, "server_cpu_ms" the median per process, in their order
+ *   (clock-tick resolution, 10 ms on Linux with USER_HZ 100).
  *   nl-bench churn --streams S --new N --polls P [--interval-s I]
  *       stream churn through the engine alone (no server): each poll lists
  *       S streams with one consumer each, N of them named for the first
@@ -39,6 +58,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char *arg_value(int argc, char **argv, const char *name,
                              const char *def) {
@@ -55,13 +75,23 @@ static double now_ms(clockid_t clock) {
 }
 
 /* Sends one API request and fails the program on a transport or API error.
- */
+ * "stream not found" (10059) is retried for up to 5 s: nats-server 2.11
+ * may answer a consumer create so soon after its stream's create. */
 static void api(natsConnection *nc, const char *subject, const char *body) {
   natsMsg *reply = NULL;
-  natsStatus s = natsConnection_RequestString(&reply, nc, subject, body, 10000);
-  if (s != NATS_OK) {
-    fprintf(stderr, "nl-bench: %s: %s\n", subject, natsStatus_GetText(s));
-    exit(1);
+  for (int attempt = 0;; attempt++) {
+    natsStatus s =
+        natsConnection_RequestString(&reply, nc, subject, body, 10000);
+    if (s != NATS_OK) {
+      fprintf(stderr, "nl-bench: %s: %s\n", subject, natsStatus_GetText(s));
+      exit(1);
+    }
+    if (attempt >= 50 ||
+        strstr(natsMsg_GetData(reply), "\"err_code\":10059") == NULL)
+      break;
+    natsMsg_Destroy(reply);
+    reply = NULL;
+    nanosleep(&(struct timespec){0, 100000000L}, NULL);
   }
   if (strstr(natsMsg_GetData(reply), "\"error\"") != NULL) {
     fprintf(stderr, "nl-bench: %s: %s\n", subject, natsMsg_GetData(reply));
@@ -102,6 +132,24 @@ static int setup(const char *url, int streams, int consumers, int messages,
       api(nc, subject, "payload");
     }
   }
+  natsConnection_Destroy(nc);
+  return 0;
+}
+
+/* Prints the id of the server a connection to url reaches. */
+static int server_id(const char *url) {
+  natsConnection *nc = NULL;
+  char id[128];
+  natsStatus s = natsConnection_ConnectTo(&nc, url);
+  if (s == NATS_OK)
+    s = natsConnection_GetConnectedServerId(nc, id, sizeof(id));
+  if (s != NATS_OK || id[0] == '\0') {
+    fprintf(stderr, "nl-bench: server-id %s: %s\n", url,
+            s != NATS_OK ? natsStatus_GetText(s) : "not connected");
+    natsConnection_Destroy(nc);
+    return 1;
+  }
+  printf("%s\n", id);
   natsConnection_Destroy(nc);
   return 0;
 }
@@ -155,6 +203,13 @@ typedef struct {
   counting *conns;
   size_t n_conns;
   bool system; /* One JSZ request per poll on conns[0]. */
+  /* poll-server: that request to conns[0]'s server alone, read as an agent
+   * (Scope "server") reads it. */
+  bool server_scope;
+  /* gather: one request of body to subject per poll on conns[0], taking
+   * up to want replies unparsed (subject NULL otherwise). */
+  const char *subject, *body;
+  int want, replies;
   nl_engine **engines;
   char **ids; /* The account id of each engine (system), or NULL. */
   size_t n_engines;
@@ -192,6 +247,34 @@ static int64_t real_now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Counts the replies of a plain gather; true once enough came. */
+static bool count_reply(void *ud, const char *data, size_t len) {
+  (void)data;
+  (void)len;
+  bench_target *b = ud;
+  return ++b->replies >= b->want;
+}
+
+/* The utime + stime of process pid in ms, or -1 when unreadable. */
+static double proc_cpu_ms(long pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+  FILE *f = fopen(path, "r");
+  size_t n = f != NULL ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+  if (f != NULL)
+    fclose(f);
+  buf[n] = '\0';
+  char *p = strrchr(buf, ')'); /* The command name may hold spaces. */
+  unsigned long long ut, st;
+  /* After ")": state (field 3) ... utime is field 14, stime field 15. */
+  if (p == NULL || sscanf(p + 2,
+                          "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u "
+                          "%*u %llu %llu",
+                          &ut, &st) != 2)
+    return -1;
+  return (double)(ut + st) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+}
+
 /* The engine of account id (made at its first sight), or NULL. */
 static nl_engine *account_engine(bench_target *b, const char *id) {
   for (size_t i = 0; i < b->n_engines; i++)
@@ -211,10 +294,30 @@ static int bench_poll(bench_target *b, double *apply_ms) {
   nl_poll_stats stats;
   b->consumers = 0;
   *apply_ms = 0;
+  if (b->subject != NULL) {
+    char err[512];
+    b->replies = 0;
+    int n = counting_gather(&b->conns[0], b->subject, b->body, count_reply, b,
+                            err, sizeof(err));
+    if (n <= 0) {
+      fprintf(stderr, "nl-bench: gather %s: %s\n", b->subject,
+              n < 0 ? err : "no reply in time");
+      return 1;
+    }
+    return 0;
+  }
   if (b->system) {
     nl_jsz_result r;
-    if (nl_jsz_poll_run(counting_gather, &b->conns[0], NULL, NULL, &r,
-                        &stats) != 0) {
+    char id[128];
+    if (b->server_scope &&
+        nl_transport_server_id(b->conns[0].t, id, sizeof(id)) != 0) {
+      fprintf(stderr, "nl-bench: not connected\n");
+      return 1;
+    }
+    if ((b->server_scope ? nl_jsz_poll_server(counting_gather, &b->conns[0], id,
+                                              NULL, NULL, &r, &stats)
+                         : nl_jsz_poll_run(counting_gather, &b->conns[0], NULL,
+                                           NULL, &r, &stats)) != 0) {
       fprintf(stderr, "nl-bench: poll failed: %s\n", stats.first_error);
       return 1;
     }
@@ -252,8 +355,13 @@ static int bench_poll(bench_target *b, double *apply_ms) {
 
 /* Runs polls polls of b, pause_ms apart (not timed), and prints one JSON
  * line of medians. Returns 0, or 1 on failure. */
-static int poll_bench(bench_target *b, int polls, int pause_ms) {
+static int poll_bench(bench_target *b, int polls, int pause_ms,
+                      const long *pids, int n_pids) {
   long rss_before = proc_status_kb("VmRSS");
+  double *srv = calloc((size_t)(polls * (n_pids + 1)), sizeof(double));
+  double *srv_sum = calloc((size_t)polls, sizeof(double));
+  double *replies = calloc((size_t)polls, sizeof(double));
+  double s0[16];
   double *wall = calloc((size_t)polls, sizeof(double));
   double *cpu = calloc((size_t)polls, sizeof(double));
   double *parse_apply = calloc((size_t)polls, sizeof(double));
@@ -268,12 +376,19 @@ static int poll_bench(bench_target *b, int polls, int pause_ms) {
       r0 += b->conns[k].requests;
       b0 += b->conns[k].bytes;
     }
+    for (int k = 0; k < n_pids; k++)
+      s0[k] = proc_cpu_ms(pids[k]);
     double w0 = now_ms(CLOCK_MONOTONIC);
     double c0 = now_ms(CLOCK_PROCESS_CPUTIME_ID);
     if (bench_poll(b, &parse_apply[i]) != 0)
       return 1;
     cpu[i] = now_ms(CLOCK_PROCESS_CPUTIME_ID) - c0;
     wall[i] = now_ms(CLOCK_MONOTONIC) - w0;
+    for (int k = 0; k < n_pids; k++) {
+      srv[k * polls + i] = proc_cpu_ms(pids[k]) - s0[k];
+      srv_sum[i] += srv[k * polls + i];
+    }
+    replies[i] = b->replies;
     requests = bytes = 0;
     for (size_t k = 0; k < b->n_conns; k++) {
       requests += b->conns[k].requests;
@@ -290,13 +405,21 @@ static int poll_bench(bench_target *b, int polls, int pause_ms) {
          "\"bytes_per_poll\":%llu,\"wall_ms_median\":%.2f,"
          "\"cpu_ms_median\":%.2f,\"apply_ms_median\":%.2f,"
          "\"rss_kb_before\":%ld,\"rss_kb_after\":%ld,\"hwm_kb\":%ld,"
-         "\"heap_in_use_kb\":%zu,\"errors\":%llu}\n",
+         "\"heap_in_use_kb\":%zu,\"errors\":%llu,",
          polls, (unsigned long long)b->accounts,
          (unsigned long long)b->consumers, (unsigned long long)requests,
          (unsigned long long)bytes, median(wall, polls), median(cpu, polls),
          median(parse_apply, polls), rss_before, rss_after,
          proc_status_kb("VmHWM"), mi.uordblks / 1024,
          (unsigned long long)b->errors);
+  printf("\"replies\":%.0f,\"server_cpu_ms_median\":%.1f,\"server_cpu_ms\":[",
+         median(replies, polls), median(srv_sum, polls));
+  for (int k = 0; k < n_pids; k++)
+    printf("%s%.1f", k ? "," : "", median(srv + k * polls, polls));
+  printf("]}\n");
+  free(srv);
+  free(srv_sum);
+  free(replies);
   free(wall);
   free(cpu);
   free(parse_apply);
@@ -306,9 +429,21 @@ static int poll_bench(bench_target *b, int polls, int pause_ms) {
 /* Connects to each of the n urls (one transport each) and runs the
  * benchmark: the per-account mode, or with system the SystemAccount mode
  * on urls[0]. Returns 0, or 1 on failure. */
+/* poll-server: the target reads as an agent does (bench_target). */
+static bool bench_server_scope;
+
 static int bench_urls(char **urls, size_t n, bool system, int polls,
-                      int64_t timeout_ms, int pause_ms) {
-  bench_target b = {.system = system, .n_conns = system ? 1 : n};
+                      int64_t timeout_ms, int pause_ms, const char *subject,
+                      const char *body, int want, const long *pids,
+                      int n_pids) {
+  if (subject != NULL)
+    system = true; /* One connection, on urls[0]. */
+  bench_target b = {.system = system,
+                    .server_scope = bench_server_scope,
+                    .n_conns = system ? 1 : n,
+                    .subject = subject,
+                    .body = body,
+                    .want = want};
   b.conns = calloc(b.n_conns, sizeof(*b.conns));
   nl_detect_params_default(&b.params);
   if (!system) {
@@ -328,7 +463,7 @@ static int bench_urls(char **urls, size_t n, bool system, int polls,
     if (!system)
       b.engines[i] = nl_engine_create(&b.params);
   }
-  int rc = poll_bench(&b, polls, pause_ms);
+  int rc = poll_bench(&b, polls, pause_ms, pids, n_pids);
   for (size_t i = 0; i < b.n_engines; i++) {
     nl_engine_free(b.engines[i]);
     if (b.ids != NULL)
@@ -419,8 +554,8 @@ static int churn_bench(int streams, int fresh, int polls, double interval_s) {
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr,
-            "usage: nl-bench setup|poll|poll-system|poll-accounts|churn "
-            "...\n");
+            "usage: nl-bench setup|poll|poll-system|poll-accounts|gather|"
+            "server-id|churn ...\n");
     return 2;
   }
   const char *url = arg_value(argc, argv, "--server", "nats://127.0.0.1:4222");
@@ -433,10 +568,33 @@ int main(int argc, char **argv) {
   int64_t timeout_ms = atoll(arg_value(argc, argv, "--timeout-ms", "5000"));
   int pause_ms = atoi(arg_value(argc, argv, "--pause-ms", "0"));
   char *one[] = {(char *)url};
+  long pids[16];
+  int n_pids = 0;
+  char pidlist[512];
+  snprintf(pidlist, sizeof(pidlist), "%s",
+           arg_value(argc, argv, "--server-pids", ""));
+  for (char *tok = strtok(pidlist, ","); tok != NULL && n_pids < 16;
+       tok = strtok(NULL, ","))
+    pids[n_pids++] = atol(tok);
+  if (strcmp(argv[1], "server-id") == 0)
+    return server_id(url);
   if (strcmp(argv[1], "poll") == 0)
-    return bench_urls(one, 1, false, polls, timeout_ms, pause_ms);
+    return bench_urls(one, 1, false, polls, timeout_ms, pause_ms, NULL, NULL, 0,
+                      pids, n_pids);
   if (strcmp(argv[1], "poll-system") == 0)
-    return bench_urls(one, 1, true, polls, timeout_ms, pause_ms);
+    return bench_urls(one, 1, true, polls, timeout_ms, pause_ms, NULL, NULL, 0,
+                      pids, n_pids);
+  if (strcmp(argv[1], "poll-server") == 0) {
+    bench_server_scope = true;
+    return bench_urls(one, 1, true, polls, timeout_ms, pause_ms, NULL, NULL, 0,
+                      pids, n_pids);
+  }
+  if (strcmp(argv[1], "gather") == 0)
+    return bench_urls(
+        one, 1, true, polls, timeout_ms, pause_ms,
+        arg_value(argc, argv, "--subject", "$SYS.REQ.SERVER.PING"),
+        arg_value(argc, argv, "--body", ""),
+        atoi(arg_value(argc, argv, "--replies", "1")), pids, n_pids);
   if (strcmp(argv[1], "poll-accounts") == 0) {
     char **urls = NULL;
     size_t n = read_urls(arg_value(argc, argv, "--urls", ""), &urls);
@@ -444,7 +602,8 @@ int main(int argc, char **argv) {
       fprintf(stderr, "nl-bench: poll-accounts needs --urls FILE\n");
       return 2;
     }
-    return bench_urls(urls, n, false, polls, timeout_ms, pause_ms);
+    return bench_urls(urls, n, false, polls, timeout_ms, pause_ms, NULL, NULL,
+                      0, pids, n_pids);
   }
   if (strcmp(argv[1], "churn") == 0)
     return churn_bench(atoi(arg_value(argc, argv, "--streams", "1000")),

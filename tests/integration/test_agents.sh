@@ -19,7 +19,8 @@
 # 2. HOLD/stuck's leader is stepped down while its throttle stands: the
 #    agent of the new leader raises it (a takeover onset, or no new onset)
 #    within two intervals of the server naming the leader; the old agent
-#    sends nothing for it (no OKAY); the central has one unmarked onset.
+#    sends no OKAY, only one "handed over" WARNING; the central has one
+#    unmarked onset, and its agents-dedup-handler.sh passes one on.
 #    MOVED/late is stepped down, then a SEQUENCE_GAP is injected on it: the
 #    new leader's agent finds it.
 # 3. The collectd of an agent is killed: the central reports each consumer
@@ -96,15 +97,23 @@ print(json.load(sys.stdin)["cluster"]["leader"])' 2>/dev/null
 # traversable and each collectd's notifications directory is nobody's.
 chmod 711 "$NL_TMP"
 mkdir -p "$NL_TMP/handler"
-cp -p "$NL_ROOT/examples/notify-handler.sh" "$NL_TMP/handler/"
-chmod 755 "$NL_TMP/handler" "$NL_TMP/handler/notify-handler.sh"
+cp -p "$NL_ROOT/examples/notify-handler.sh" \
+  "$NL_ROOT/examples/agents-dedup-handler.sh" "$NL_TMP/handler/"
+chmod 755 "$NL_TMP/handler" "$NL_TMP/handler/notify-handler.sh" \
+  "$NL_TMP/handler/agents-dedup-handler.sh"
+# The central also runs examples/agents-dedup-handler.sh, which passes on
+# one notification per finding into dedup.jsonl.
 exec_config() { # WHO
   mkdir -p "$NL_TMP/$1/notifications"
   chown nobody "$NL_TMP/$1/notifications"
+  local dedup=
+  [ "$1" = central ] &&
+    dedup="NotificationExec \"nobody\" \"$NL_TMP/handler/agents-dedup-handler.sh\" \"$NL_TMP/$1/notifications/dedup.jsonl\" \"$NL_TMP/$1/notifications/open\""
   cat <<EOF
 LoadPlugin exec
 <Plugin exec>
   NotificationExec "nobody" "$NL_TMP/handler/notify-handler.sh" "$NL_TMP/$1/notifications/n.jsonl"
+  $dedup
 </Plugin>
 EOF
 }
@@ -354,11 +363,15 @@ if ! grep -q "severity = OKAY" <<<"$old_all" && is "$jold" "== 0"; then
 else
   nl_fail stepdown/old-agent-no-okay "agent-$old judged ${jold:-none}; $old_all"
 fi
-# Nor anything else: its one onset from before the move is all it sent.
-if [ "$(grep -c . <<<"$old_all")" -eq 1 ]; then
-  nl_pass stepdown/old-agent-sends-nothing
+# Nor anything but the handover: its onset from before the move, then one
+# WARNING that says the finding is handed over and not fixed.
+handover=$(tail -n +2 <<<"$old_all")
+if [ "$(grep -c . <<<"$old_all")" -eq 2 ] &&
+  grep -F "severity = WARNING" <<<"$handover" |
+  grep -qF "handed over: another server leads it now and its agent judges it (not a fix)"; then
+  nl_pass stepdown/old-agent-hands-over "$(sed 's/.*message = //' <<<"$handover")"
 else
-  nl_fail stepdown/old-agent-sends-nothing "$(grep -c . <<<"$old_all") notifications from agent-$old: $(tail -n +2 <<<"$old_all" | sed 's/.*Notification: //')"
+  nl_fail stepdown/old-agent-hands-over "$(grep -c . <<<"$old_all") notifications from agent-$old: $(tail -n +2 <<<"$old_all" | sed 's/.*Notification: //')"
 fi
 # Both agents log (INFO) the consumers their server leads now.
 moved_log() { # AGENT
@@ -372,7 +385,8 @@ else
 fi
 central_hold=$(on central nl_notifications "plugin_instance = prod-A-HOLD," |
   grep -F "type_instance = MAX_PENDING_THROTTLE,")
-unmarked=$(grep -v "severity = OKAY" <<<"$central_hold" | grep -vc "(takeover)")
+unmarked=$(grep -v "severity = OKAY" <<<"$central_hold" | grep -v "handed over: " |
+  grep -vc "(takeover)")
 okays=$(grep -c "severity = OKAY" <<<"$central_hold")
 # That the central heard the new agent judge it after the move.
 if on "central-$new" nl_csv_seen_since prod-A-HOLD nats_lens_judged stuck \
@@ -381,6 +395,20 @@ if on "central-$new" nl_csv_seen_since prod-A-HOLD nats_lens_judged stuck \
 else
   nl_fail stepdown/central-one-onset "$unmarked unmarked onset(s), $okays OKAY(s); judged from agent-$new: $(on "central-$new" nl_csv_last prod-A-HOLD nats_lens_judged stuck); $(grep -v "(takeover)" <<<"$central_hold" | sed 's/.*Notification: //')"
 fi
+# The central's agents-dedup-handler.sh passed the throttle on once: the
+# onset before the move, neither the handover nor the takeover.
+dedup_hold() {
+  python3 - "$NL_TMP/central/notifications/dedup.jsonl" <<'PY'
+import json, sys
+try:
+    lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+except OSError:
+    lines = []
+print(sum(1 for n in lines if n.get("plugin_instance") == "prod-A-HOLD"
+          and n.get("type_instance") == "MAX_PENDING_THROTTLE"))
+PY
+}
+nl_check stepdown/dedup-one-alert is "$(dedup_hold)" "== 1"
 nl_check stepdown/still-raised is "$(on "$new" nl_csv_last prod-A-HOLD \
   nats_lens_max_pending_throttle stuck)" "== 1"
 
@@ -488,20 +516,20 @@ else
 fi
 agents=$(on central nl_csv_last prod count agents)
 nl_check unobservable/agents-counted is "$agents" "== 2"
-# The notification as the interface has it: the message names the stream,
-# the consumer and the account; the meta has the class, state, stream,
-# consumer, account and the last host.
+# The notification as docs/agents.md has it: the message names the plugin
+# instance without "prod-" (account and stream), the consumer and the last
+# host; the meta has the instance, class, state, consumer and last host.
 first=$(head -n 1 <<<"$victims")
 stream=${first%/*} consumer=${first#*/}
 msg=$(on central nl_notifications "plugin_instance = prod-A-$stream," |
   grep -F "type_instance = CONSUMER_UNOBSERVABLE," | head -n 1 |
   sed 's/.*message = //')
-want="CONSUMER_UNOBSERVABLE $first (account A): no agent has judged it for 2 intervals; last judged on host agent-$victim"
-got_meta=$(for f in class state stream consumer account host_last; do
+want="CONSUMER_UNOBSERVABLE A-$first: no agent has judged it for 2 intervals; last judged on host agent-$victim"
+got_meta=$(for f in instance class state consumer host_last; do
   echo "$f=$(meta central "prod-A-$stream" CONSUMER_UNOBSERVABLE "$f" FAILURE |
     head -n 1)"
 done | tr '\n' ' ')
-want_meta="class=CONSUMER_UNOBSERVABLE state=firing stream=$stream consumer=$consumer account=A host_last=agent-$victim "
+want_meta="instance=prod class=CONSUMER_UNOBSERVABLE state=firing consumer=$consumer host_last=agent-$victim "
 if [ "$msg" = "$want" ] && [ "$got_meta" = "$want_meta" ]; then
   nl_pass unobservable/notification-format "$msg"
 else

@@ -173,6 +173,7 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_scope_engine_led_elsewhere)                                           \
   X(test_coverage_agent_down)                                                  \
   X(test_coverage_move_r1_deleted)                                             \
+  X(test_coverage_moved_to_silent_agent)                                       \
   X(test_event_agent_fields)
 
 #define DECLARE(name) void name(void);

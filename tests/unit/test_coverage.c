@@ -130,3 +130,25 @@ void test_coverage_move_r1_deleted(void) {
   CHECK(strcmp(ch.host, "h1") == 0);
   nl_coverage_free(c);
 }
+
+/* The leader moves to a server whose agent is down: the old leader's agent
+ * is alive and reports a copy (0), nobody judges it: unobservable, though
+ * the host that last judged it still sends. */
+void test_coverage_moved_to_silent_agent(void) {
+  nl_coverage *c = nl_coverage_create(2);
+  const char *h1h3[] = {"h1", "h3", NULL};
+  const char *h3[] = {"h3", NULL};
+  changes ch = {0};
+  int64_t t = 1700000000LL * SEC;
+  report(c, t, "h1", h3, h1h3);
+  nl_coverage_check(c, t, on_change, NULL, &ch);
+  for (int i = 0; i < 5; i++) {
+    t += SEC;
+    report(c, t, NULL, h1h3, h1h3);
+    nl_coverage_check(c, t, on_change, NULL, &ch);
+  }
+  CHECK_EQ_U(ch.unobservable, 1);
+  CHECK(strcmp(ch.host, "h1") == 0);
+  CHECK_EQ_U(ch.gone, 0);
+  nl_coverage_free(c);
+}
