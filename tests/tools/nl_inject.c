@@ -41,7 +41,9 @@ static const char *usage_text =
     "  stream-create NAME --subjects a,b [--retention limits|interest|"
     "workqueue]\n"
     "      [--max-msgs N] [--max-bytes N] [--max-age SECONDS] [--replicas N]\n"
-    "      [--storage file|memory]        (updates the stream if it exists)\n"
+    "      [--storage file|memory] [--cluster NAME]  (placement in that\n"
+    "                                     cluster; updates the stream if it\n"
+    "                                     exists)\n"
     "  stream-edit NAME [--max-msgs N] [--max-bytes N] [--max-age SECONDS]\n"
     "      [--replicas N]                 (the others kept, as `nats stream "
     "edit`)\n"
@@ -401,7 +403,7 @@ static json_object *csv_array(const char *list, bool as_ns) {
 /* stream-create: creates the stream, or updates it when it already exists. */
 static int cmd_stream_create(void) {
   check_args("--subjects --retention --max-msgs --max-bytes --max-age "
-             "--replicas --storage",
+             "--replicas --storage --cluster",
              2, 2);
   const char *name = args.pos[1];
   const char *subjects = opt_str("--subjects", NULL);
@@ -428,6 +430,13 @@ static int cmd_stream_create(void) {
   json_object_object_add(cfg, "num_replicas",
                          json_object_new_int64(opt_ll("--replicas", 1)));
   json_object_object_add(cfg, "discard", json_object_new_string("old"));
+  /* --cluster: the stream's placement, one cluster of a super-cluster. */
+  if (opt_has("--cluster")) {
+    json_object *pl = json_object_new_object();
+    json_object_object_add(pl, "cluster",
+                           json_object_new_string(opt_str("--cluster", "")));
+    json_object_object_add(cfg, "placement", pl);
+  }
   const char *body =
       json_object_to_json_string_ext(cfg, JSON_C_TO_STRING_PLAIN);
 
