@@ -113,7 +113,7 @@ fi
 # glue, the per-class types (nats_lens_<suffix>), and the types database.
 # (Calls and table entries may span lines: the files are read as one line.)
 # shellcheck disable=SC2086
-glue_flat=$(cat $GLUE | tr '\n' ' ')
+glue_flat=$(cat plugin/glue/*.c | tr '\n' ' ')
 dispatched=$(echo "$glue_flat" |
   grep -oP 'submit_[a-z]+\([^,]+,\s*[^,]+,\s*"\K[a-z_]+(?=")')
 instances=$(echo "$glue_flat" |
