@@ -2,7 +2,8 @@
 # tests/bench/agent_read_bench.sh OUT.md: what it costs to read JetStream's
 # view of a cluster with one agent on every NATS server (issue 23, Scope
 # "server") against the central polls, side by side in the same run. On a
-# 3-node cluster and on a 5-node cluster with the same consumers per server
+# 3-node cluster, a 5-node cluster and a 2 x 3 super-cluster (see
+# NL_AR_TOPOLOGIES below), each with the same consumers per server
 # (NL_AR_STREAMS x NL_AR_PER_STREAM durable pull consumers per 3 servers,
 # memory streams of NL_AR_REPLICAS replicas, placed by the server, one
 # JetStream account ACC and the system account SYS), per poll: bytes
@@ -24,10 +25,21 @@
 #      STREAM.LIST and CONSUMER.LIST pages).
 # Medians of NL_AR_POLLS polls per run, then of NL_AR_RUNS runs, the methods
 # alternating within each run. NL_AR_BINS: the nats-server binaries to run
-# (default: the one on PATH), each on both topologies, one after the other.
-# Appends a section to OUT.md. Ports: NL_PORT_AR_BENCH (default 14900, nine
-# ports for the 3-node cluster) and NL_PORT_AR_BENCH5 / NL_PORT_AR_HTTP5
-# (default 14910 / 14920, ten each for the 5-node cluster).
+# (default: the one on PATH), each on every topology, one after the other.
+# NL_AR_TOPOLOGIES: the topologies, of "3" (a 3-node cluster), "5" (a
+# 5-node cluster) and "2x3" (a super-cluster: clusters C1 and C2 of 3
+# servers c1n1..c1n3 and c2n1..c2n3 joined by gateways, JetStream on all,
+# the same accounts; twice the 3-node cluster's streams, placed round in
+# C1 and C2 by nl-bench setup --cluster C1,C2, so each server holds about
+# as many as on 3 nodes, and the PING gathered from all six servers);
+# default "3 5 2x3" (the super-cluster adds about 2 minutes at the default
+# sizes on a 2-core machine: 59 s of setup for its 20,000 consumers, 73 s
+# of polls). Appends a section to OUT.md. Ports: NL_PORT_AR_BENCH
+# (default 14900, nine ports for the 3-node cluster), NL_PORT_AR_BENCH5 /
+# NL_PORT_AR_HTTP5 (default 14910 / 14920, ten each for the 5-node
+# cluster), and for the super-cluster NL_PORT_AR_SC / NL_PORT_AR_SC_ROUTE /
+# NL_PORT_AR_SC_GW / NL_PORT_AR_SC_HTTP (default 15300 / 15310 / 15320 /
+# 15330: client, route, gateway and monitoring ports, six of each).
 set -u
 . "$(dirname "$0")/../lib.sh"
 nl_begin agent_read_bench
@@ -35,13 +47,17 @@ OUT_MD=$1
 BASE3=$(nl_port NL_PORT_AR_BENCH 14900)
 BASE5=$(nl_port NL_PORT_AR_BENCH5 14910)
 HTTP5=$(nl_port NL_PORT_AR_HTTP5 14920)
+SC_CLIENT=$(nl_port NL_PORT_AR_SC 15300)
+SC_ROUTE=$(nl_port NL_PORT_AR_SC_ROUTE 15310)
+SC_GW=$(nl_port NL_PORT_AR_SC_GW 15320)
+SC_HTTP=$(nl_port NL_PORT_AR_SC_HTTP 15330)
 STREAMS=${NL_AR_STREAMS:-100}
 PER_STREAM=${NL_AR_PER_STREAM:-100}
 REPLICAS=${NL_AR_REPLICAS:-1}
 POLLS=${NL_AR_POLLS:-5}
 RUNS=${NL_AR_RUNS:-3}
 BINS=${NL_AR_BINS:-$(command -v nats-server)}
-TOPOS=${NL_AR_TOPOLOGIES:-3 5}
+TOPOS=${NL_AR_TOPOLOGIES:-3 5 2x3}
 BENCH=$NL_ROOT/build/nl-bench
 JSON=$NL_TMP/ar.jsonl
 TCK=$(getconf CLK_TCK)
@@ -56,8 +72,9 @@ NL_CLUSTER_EXTRA='accounts {
 }
 system_account: SYS'
 
-# The topology under test: node count, and per node its client port,
-# monitoring port and process.
+# The topology under test: its name in the records (3, 5 or "2x3"), node
+# count, and per node its client port, monitoring port and process.
+TOPO=0
 N=0
 CLIENT=()
 HTTP=()
@@ -102,6 +119,67 @@ cluster3_start() {
   done
   N=3
 }
+# super_start: the super-cluster, clusters C1 and C2 of servers c<K>n<I>
+# (I 1..3, node (K-1)*3+I-1 of the arrays), configured as
+# test_agents_supercluster.sh configures them, with a monitoring port each;
+# waits until every server has its outbound gateway.
+super_start() {
+  local k i n routes gws urls
+  gws=
+  for k in 1 2; do
+    urls=
+    for i in 1 2 3; do
+      urls+=" \"nats://127.0.0.1:$((SC_GW + (k - 1) * 3 + i - 1))\","
+    done
+    gws+="    { name: C$k, urls: [$urls ] }"$'\n'
+  done
+  for k in 1 2; do
+    routes=
+    for i in 1 2 3; do
+      routes+=" \"nats-route://127.0.0.1:$((SC_ROUTE + (k - 1) * 3 + i - 1))\","
+    done
+    for i in 1 2 3; do
+      n=$(((k - 1) * 3 + i - 1))
+      cat >"$NL_TMP/c${k}n$i.conf" <<EOF
+server_name: c${k}n$i
+listen: 127.0.0.1:$((SC_CLIENT + n))
+http: 127.0.0.1:$((SC_HTTP + n))
+jetstream { store_dir: "$NL_TMP/js-c${k}n$i" }
+cluster {
+  name: C$k
+  listen: 127.0.0.1:$((SC_ROUTE + n))
+  routes: [$routes ]
+}
+gateway {
+  name: C$k
+  listen: 127.0.0.1:$((SC_GW + n))
+  gateways: [
+$gws  ]
+}
+$NL_CLUSTER_EXTRA
+EOF
+      nl_start_server "c${k}n$i" $((SC_CLIENT + n)) \
+        -c "$NL_TMP/c${k}n$i.conf" || return 1
+      CLIENT[n]=$((SC_CLIENT + n))
+      HTTP[n]=$((SC_HTTP + n))
+      PID[n]=$NL_SERVER_PID
+      N=$((n + 1))
+    done
+  done
+  nl_retry 30 gateways_up || {
+    echo "# the super-cluster's gateways are not up" >&2
+    return 1
+  }
+}
+gateways_up() {
+  local k i
+  for k in 1 2; do
+    for i in 1 2 3; do
+      grep -q 'Outbound gateway connection to "C[12]"' \
+        "$NL_TMP/c${k}n$i.log" || return 1
+    done
+  done
+}
 cluster_stop() {
   local n
   for ((n = 0; n < N; n++)); do kill "${PID[n]}" 2>/dev/null; done
@@ -129,7 +207,7 @@ cpu_ms() {
 # record FIELDS...: one JSON line of the current binary and topology.
 record() {
   local IFS=,
-  echo "{\"bin\":\"$LABEL\",\"topo\":$N,$*}" >>"$JSON"
+  echo "{\"bin\":\"$LABEL\",\"topo\":$TOPO,$*}" >>"$JSON"
 }
 # http_poll K RUN: POLLS GETs of node K's /jsz, one record each.
 http_poll() {
@@ -214,19 +292,34 @@ measure() {
       --urls "$NL_TMP/urls" || return 1
   done
 }
-# topology NODES: starts the cluster, creates NL_AR_STREAMS * NODES / 3
-# streams of NL_AR_PER_STREAM consumers, measures, stops the cluster.
+# topology 3|5|2x3: starts the cluster (or super-cluster), creates
+# NL_AR_STREAMS * NODES / 3 streams of NL_AR_PER_STREAM consumers (in the
+# super-cluster placed round in C1 and C2), measures, stops it.
 topology() {
-  local nodes=$1 streams=$((STREAMS * $1 / 3)) t0
-  if [ "$nodes" = 3 ]; then cluster3_start || return 1; else cluster5_start || return 1; fi
+  local streams t0 place=()
+  case $1 in
+  3) cluster3_start || return 1 ;;
+  5) cluster5_start || return 1 ;;
+  2x3)
+    super_start || return 1
+    place=(--cluster "C1,C2")
+    ;;
+  *)
+    echo "# unknown topology $1 (3, 5 or 2x3)" >&2
+    return 1
+    ;;
+  esac
+  TOPO=$N
+  [ "$1" = 2x3 ] && TOPO='"2x3"'
+  streams=$((STREAMS * N / 3))
   nl_retry 60 ready || {
-    echo "# the $nodes-node cluster has no meta leader" >&2
+    echo "# the $1 topology has no meta leader" >&2
     return 1
   }
   t0=$(nl_now_ms)
   "$BENCH" setup --server "nats://acc:acc@127.0.0.1:${CLIENT[0]}" \
     --streams "$streams" --consumers "$PER_STREAM" --messages 20 \
-    --replicas "$REPLICAS" || return 1
+    --replicas "$REPLICAS" "${place[@]}" || return 1
   record "\"method\":\"setup\",\"streams\":$streams,\"ms\":$(($(nl_now_ms) - t0))"
   sleep 2
   measure || return 1
@@ -250,7 +343,7 @@ for bin in $RUN_BINS; do
   PATH="$NL_TMP/bin-$LABEL:$ORIG_PATH"
   hash -r
   for topo in $TOPOS; do
-    echo "# agent read: $LABEL, $topo nodes" >&2
+    echo "# agent read: $LABEL, $topo nodes ($(date -u +%T))" >&2
     topology "$topo" || {
       echo "# agent read: $LABEL, $topo nodes failed" >&2
       cluster_stop
@@ -269,6 +362,12 @@ streams, per, replicas, polls, runs = map(int, sys.argv[3:8])
 commit, env = sys.argv[8], sys.argv[9]
 rows = [json.loads(l) for l in open(path)]
 med = statistics.median
+# Per topology: its servers, their names in the tables, its heading.
+NODES = {3: 3, 5: 5, "2x3": 6}
+NAMES = {3: ["n1", "n2", "n3"], 5: ["n%d" % k for k in range(1, 6)],
+         "2x3": ["c%dn%d" % (c, k) for c in (1, 2) for k in (1, 2, 3)]}
+TITLE = {3: "3 nodes", 5: "5 nodes",
+         "2x3": "super-cluster 2 x 3 (C1 and C2 joined by gateways)"}
 
 def sample(r):
     """bytes, wall ms, per-server CPU ms of one record."""
@@ -295,10 +394,13 @@ def kib(b):
 lines = ["", "## One agent per server (Scope \"server\") against the central polls", "",
          "Made by `bash tests/bench/agent_read_bench.sh OUT.md` with `%s` on %s "
          "(commit %s), 2-core machine, every node on 127.0.0.1: %s streams "
-         "(memory, %d replica%s, placed by the server) of %d durable pull "
+         "(memory, %d replica%s, placed by the server; in the super-cluster "
+         "within the cluster nl-bench setup --cluster names) of %d durable pull "
          "consumers per 3 servers, 20 messages per stream, one account; the "
-         "5-node cluster has 5/3 as many, so each server holds about as many "
-         "as on 3 nodes. Per poll: bytes received, wall ms (the client's), and "
+         "5-node cluster has 5/3 as many and the 2 x 3 super-cluster (two "
+         "clusters of 3 joined by gateways) twice as many, half placed in "
+         "each cluster, so each server holds about as many as on 3 nodes. "
+         "Per poll: bytes received, wall ms (the client's), and "
          "nats-server CPU ms (utime + stime just before and after the request, "
          "10 ms ticks), medians of %d polls per run, then of %d runs, methods "
          "alternating in each run." % (
@@ -310,23 +412,29 @@ for r in rows:
     if r["bin"] not in bins:
         bins.append(r["bin"])
 for b in bins:
-    for topo in (3, 5):
+    for topo in (3, 5, "2x3"):
         rs = [r for r in rows if r["bin"] == b and r["topo"] == topo]
         if not any(r["method"] == "poll_accounts" for r in rs):
             continue
-        n = topo
+        n = NODES[topo]
+        names = NAMES[topo]
         holds = {r["target"]: r["jsz"] for r in rs if r["method"] == "holds"}
         idle = next((r["cpu"] for r in rs if r["method"] == "idle5s"), None)
         setup = next((r for r in rs if r["method"] == "setup"), None)
-        lines += ["### nats-server %s, %d nodes" % (b, topo), ""]
-        lines.append("Each server holds (streams / consumers): %s; %s consumers "
+        lines += ["### nats-server %s, %s" % (b, TITLE[topo]), ""]
+        clusters = ""
+        if topo == "2x3":
+            clusters = " (C1 %s / %s, C2 %s / %s)" % tuple(
+                format(sum(holds[k][f] for k in ks if k in holds), ",")
+                for ks in ((0, 1, 2), (3, 4, 5)) for f in ("streams", "consumers"))
+        lines.append("Each server holds (streams / consumers): %s%s; %s consumers "
                      "in all, set up in %.0f s; idle CPU over 5 s before the "
                      "polls: %s ms." % (
-            ", ".join("n%d %d / %d" % (k + 1, holds[k]["streams"], holds[k]["consumers"])
-                      for k in sorted(holds)),
+            ", ".join("%s %d / %d" % (names[k], holds[k]["streams"], holds[k]["consumers"])
+                      for k in sorted(holds)), clusters,
             format(setup["streams"] * per, ","), setup["ms"] / 1000,
             " / ".join(str(c) for c in idle) if idle else "?"))
-        lines += ["", "| method | consumers on the server(s) | bytes/poll | wall ms/poll | server CPU ms/poll, sum | per server (n1..n%d) |" % n,
+        lines += ["", "| method | consumers on the server(s) | bytes/poll | wall ms/poll | server CPU ms/poll, sum | per server (%s..%s) |" % (names[0], names[-1]),
                   "|---|---:|---:|---:|---:|---|"]
         total = sum(h["consumers"] for h in holds.values())
         for method, label in (("directed", "1. directed `$SYS.REQ.SERVER.<id>.JSZ`"),
@@ -344,8 +452,8 @@ for b in bins:
                 tw = max(tw, wa)
                 tc += sum(cp)
                 tcs = [a + c for a, c in zip(tcs, cp)]
-                lines.append("| %s, to n%d | %s | %s KiB | %.1f | %.0f | %s |" % (
-                    label, k + 1, format(holds[k]["consumers"], ","), kib(by), wa,
+                lines.append("| %s, to %s | %s | %s KiB | %.1f | %.0f | %s |" % (
+                    label, names[k], format(holds[k]["consumers"], ","), kib(by), wa,
                     sum(cp), " / ".join("%.0f" % c for c in cp)))
                 if method == "directed":
                     flat.setdefault(b, {}).setdefault(topo, []).append(
@@ -373,11 +481,11 @@ if flat:
               "| nats-server | nodes | bytes per consumer held | server CPU ms per 1,000 consumers held |",
               "|---|---:|---:|---:|"]
     for b in bins:
-        for topo in sorted(flat.get(b, {})):
-            v = [x for x in flat[b][topo] if x[0] > 0]
+        for topo in (3, 5, "2x3"):
+            v = [x for x in flat.get(b, {}).get(topo, []) if x[0] > 0]
             if v:
-                lines.append("| %s | %d | %.0f | %.1f |" % (
-                    b, topo, med(x[1] / x[0] for x in v),
+                lines.append("| %s | %s | %.0f | %.1f |" % (
+                    b, "2 x 3" if topo == "2x3" else topo, med(x[1] / x[0] for x in v),
                     med(x[2] * 1000 / x[0] for x in v)))
     lines.append("")
 lines += ["Wall ms of a directed or HTTP read is its client's wait for one "

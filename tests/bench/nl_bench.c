@@ -1,10 +1,14 @@
 /* nl_bench.c: the poll path of the plugin, measured against a real server.
  *
  *   nl-bench setup --server URL --streams S --consumers C [--messages M]
- *       [--replicas R]
+ *       [--replicas R] [--cluster C1,C2,...]
  *       creates streams BENCH_0..S-1 (memory, R replicas) with C durable pull
  *       consumers each, through the JetStream API, and publishes M messages
- *       per stream.
+ *       per stream. With --cluster, stream i is placed in the i-th cluster
+ *       of the list, round (placement.cluster: BENCH_0 in C1, BENCH_1 in C2,
+ *       ...), so a super-cluster gets an equal share in each cluster;
+ *       without it the server places them (in the cluster of the server the
+ *       request reached).
  *   nl-bench poll --server URL --polls N [--timeout-ms T]
  *       runs N polls through nl_poll_run and nl_engine_apply (the code the
  *       plugin runs each interval) and prints one JSON object: per poll
@@ -101,21 +105,32 @@ static void api(natsConnection *nc, const char *subject, const char *body) {
 }
 
 static int setup(const char *url, int streams, int consumers, int messages,
-                 int replicas) {
+                 int replicas, const char *clusters) {
+  /* The clusters to place the streams in, round, or none. */
+  char list[512], *names[16];
+  int n_names = 0;
+  snprintf(list, sizeof(list), "%s", clusters != NULL ? clusters : "");
+  for (char *tok = strtok(list, ","); tok != NULL && n_names < 16;
+       tok = strtok(NULL, ","))
+    names[n_names++] = tok;
   natsConnection *nc = NULL;
   natsStatus s = natsConnection_ConnectTo(&nc, url);
   if (s != NATS_OK) {
     fprintf(stderr, "nl-bench: connect %s: %s\n", url, natsStatus_GetText(s));
     return 1;
   }
-  char subject[256], body[512];
+  char subject[256], body[1024], placement[300];
   for (int i = 0; i < streams; i++) {
+    placement[0] = '\0';
+    if (n_names > 0)
+      snprintf(placement, sizeof(placement),
+               ",\"placement\":{\"cluster\":\"%s\"}", names[i % n_names]);
     snprintf(subject, sizeof(subject), "$JS.API.STREAM.CREATE.BENCH_%d", i);
     snprintf(body, sizeof(body),
              "{\"name\":\"BENCH_%d\",\"subjects\":[\"bench.%d.>\"],"
              "\"storage\":\"memory\",\"retention\":\"limits\","
-             "\"num_replicas\":%d}",
-             i, i, replicas);
+             "\"num_replicas\":%d%s}",
+             i, i, replicas, placement);
     api(nc, subject, body);
     for (int c = 0; c < consumers; c++) {
       snprintf(subject, sizeof(subject),
@@ -563,7 +578,8 @@ int main(int argc, char **argv) {
     return setup(url, atoi(arg_value(argc, argv, "--streams", "1")),
                  atoi(arg_value(argc, argv, "--consumers", "10")),
                  atoi(arg_value(argc, argv, "--messages", "0")),
-                 atoi(arg_value(argc, argv, "--replicas", "1")));
+                 atoi(arg_value(argc, argv, "--replicas", "1")),
+                 arg_value(argc, argv, "--cluster", NULL));
   int polls = atoi(arg_value(argc, argv, "--polls", "5"));
   int64_t timeout_ms = atoll(arg_value(argc, argv, "--timeout-ms", "5000"));
   int pause_ms = atoi(arg_value(argc, argv, "--pause-ms", "0"));

@@ -211,7 +211,7 @@ bash tests/bench/dashboard_bench.sh "$OUT/bench.md" || exit 1
 echo "# system-account mode at 10,000 consumers in 100 accounts" >&2
 bash tests/bench/system_account_bench.sh "$OUT/bench.md" || exit 1
 # One agent per server (Scope "server") against the central polls, on 3
-# and 5 nodes with the same consumers per server.
+# and 5 nodes and a 2 x 3 super-cluster with the same consumers per server.
 echo "# agents per server at 10,000 consumers" >&2
 bash tests/bench/agent_read_bench.sh "$OUT/bench.md" || exit 1
 echo "# wrote $OUT/bench.md" >&2
