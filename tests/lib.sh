@@ -6,6 +6,7 @@
 # counts), and ends with nl_end. Everything started is stopped on exit.
 
 NL_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$NL_ROOT/tests/nats_server.sh"
 NL_INJECT="$NL_ROOT/tests/tools/nl-inject"
 NL_PLUGIN=${NL_PLUGIN:-"$NL_ROOT/plugin/nats_lens.so"}
 NL_TYPES="$NL_ROOT/types.db.d/nats_lens.db"

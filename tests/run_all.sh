@@ -4,9 +4,13 @@
 # "FAIL name: why" lines; a script that exits non-zero without printing a
 # FAIL line counts as one failure. NL_ONLY=pattern runs only matching
 # scripts (and the mutation check when "mutate" matches); NL_SKIP=pattern
-# skips matching scripts.
+# skips matching scripts; NATS_SERVER=PATH runs them against that
+# nats-server binary (tests/nats_server.sh).
 set -u
 cd "$(dirname "$0")/.."
+# NATS_SERVER=PATH: the nats-server binary to test against (default: the
+# one on PATH).
+. tests/nats_server.sh
 passed=0
 failed=0
 log=$(mktemp)
@@ -43,6 +47,7 @@ if [ -n "$missing" ]; then
   echo "# missing:$missing (bash .ci/install-deps.sh installs them); some tests may fail"
 fi
 
+echo "# nats-server: $(command -v nats-server) ($(nats-server --version 2>&1 | head -n 1))"
 echo "== unit tests"
 "./${NL_BUILD:-build}/unit_tests" tests/fixtures >"$log" 2>&1
 rc=$?

@@ -1,0 +1,21 @@
+# tests/nats_server.sh (sourced by tests/lib.sh and tests/run_all.sh):
+# NATS_SERVER picks the nats-server binary that every test, benchmark and
+# evaluation runs, for example
+#   NATS_SERVER=/opt/nats/nats-server-2.12.0 make test
+# (a path, or a command name on PATH; default: the nats-server on PATH,
+# Debian's). It is linked as "nats-server" in a directory of its own put
+# first on PATH, so every script that starts nats-server starts it. The
+# directory's name follows the binary's path: runs with the same binary
+# share it.
+if [ -n "${NATS_SERVER:-}" ] && [ "${NL_NATS_SERVER_FOR:-}" != "$NATS_SERVER" ]; then
+  nl_server_bin=$(command -v "$NATS_SERVER" 2>/dev/null)
+  case $nl_server_bin in /*) ;; *) nl_server_bin=$(cd "$(dirname "$nl_server_bin")" 2>/dev/null && pwd)/$(basename "$nl_server_bin") ;; esac
+  if [ ! -x "$nl_server_bin" ] || [ ! -f "$nl_server_bin" ]; then
+    echo "NATS_SERVER=$NATS_SERVER: no such executable" >&2
+    exit 2
+  fi
+  nl_server_dir=${TMPDIR:-/tmp}/nats-lens-server-$(id -u)-$(printf '%s' "$nl_server_bin" | cksum | cut -d' ' -f1)
+  mkdir -p "$nl_server_dir" && ln -sfn "$nl_server_bin" "$nl_server_dir/nats-server" || exit 2
+  export PATH="$nl_server_dir:$PATH" NL_NATS_SERVER_FOR=$NATS_SERVER
+  unset nl_server_bin nl_server_dir
+fi
