@@ -115,6 +115,9 @@ MUTATIONS = [
     ("coverage ignores a silent agent", "plugin/core/nl_coverage.c",
      "    return NL_COVERAGE_UNOBSERVABLE; /* Its agent went silent. */",
      "    return NL_COVERAGE_GONE;"),
+    ("a paused consumer counts as throttled", "plugin/core/nl_detect.c",
+     "  if (c->paused || c->ack_policy == NL_ACK_NONE",
+     "  if (c->ack_policy == NL_ACK_NONE"),
 ]
 
 

@@ -399,9 +399,11 @@ static bool detect_sequence_gap(const nl_consumer_state *st,
   return true;
 }
 
-/* MAX_PENDING_THROTTLE: ack-pending at the cap with messages waiting. */
+/* MAX_PENDING_THROTTLE: ack-pending at the cap with messages waiting. A
+ * paused consumer (nats-server 2.11+) delivers nothing by choice: not a
+ * throttle while the pause lasts. */
 static bool detect_max_pending(const nl_consumer_snap *c, nl_finding *f) {
-  if (c->ack_policy == NL_ACK_NONE || c->max_ack_pending <= 0 ||
+  if (c->paused || c->ack_policy == NL_ACK_NONE || c->max_ack_pending <= 0 ||
       c->num_ack_pending < (uint64_t)c->max_ack_pending || c->num_pending == 0)
     return false;
   uint64_t rec = 2 * (uint64_t)c->max_ack_pending;

@@ -27,7 +27,9 @@ static bool detect_unbound(nl_ext_state *x, const nl_consumer_state *st,
       forecast = by_age;
   }
   uint64_t backlog = c->num_pending + c->num_ack_pending;
-  if (!c->push || c->push_bound || backlog == 0) {
+  /* A paused consumer (2.11+) is undelivered by choice: its unbound time
+   * starts when the pause ends. */
+  if (!c->push || c->push_bound || c->paused || backlog == 0) {
     x->unbound_since_ns = 0;
     return false;
   }

@@ -424,6 +424,8 @@ static int read_consumer(json_object *item, const char *stream,
   c->num_redelivered = get_u64(item, "num_redelivered", 0);
   c->num_waiting = get_u64(item, "num_waiting", 0);
   c->num_pending = get_u64(item, "num_pending", 0);
+  c->paused = get_bool(item, "paused");
+  c->pause_remaining_ns = c->paused ? get_i64(item, "pause_remaining", 0) : 0;
   return 0;
 }
 

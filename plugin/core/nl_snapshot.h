@@ -108,6 +108,11 @@ typedef struct {
   uint64_t num_redelivered;
   uint64_t num_waiting;
   uint64_t num_pending;
+  /* nats-server 2.11+: paused until its pause_until time ("paused",
+   * "pause_remaining"); the server delivers nothing meanwhile, by the
+   * operator's choice, so the consumer is not stalled. */
+  bool paused;
+  int64_t pause_remaining_ns;
 } nl_consumer_snap;
 
 /* A consumer by name (both owned), for the consumers a server stores a

@@ -116,6 +116,7 @@ static void sink_consumer(void *ud, const nl_consumer_snap *c,
   submit_derive(rc, pi, "nats_lens_delivered", ti, c->delivered_consumer_seq);
   submit_derive(rc, pi, "nats_lens_redelivered", ti, st->redelivered_total);
   submit_derive(rc, pi, "nats_lens_lost", ti, st->lost_total);
+  nl_submit_gauge(rc, pi, "nats_lens_paused", ti, c->paused ? 1.0 : 0.0);
   submit_class_gauges(rc, pi, ti, st);
 }
 

@@ -174,7 +174,8 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_coverage_agent_down)                                                  \
   X(test_coverage_move_r1_deleted)                                             \
   X(test_coverage_moved_to_silent_agent)                                       \
-  X(test_event_agent_fields)
+  X(test_event_agent_fields)                                                   \
+  X(test_paused_consumer)
 
 #define DECLARE(name) void name(void);
 TESTS(DECLARE)

@@ -1018,3 +1018,22 @@ void test_fix_command_names(void) {
   CHECK(strcmp(nl_printable("a\x1b[2Jb\xc2\x9b|", true, out, sizeof(out)),
                "a?[2Jb?/") == 0);
 }
+
+/* A consumer paused by its operator (nats-server 2.11+: "paused" until its
+ * pause_until) at its cap with messages waiting: no MAX_PENDING_THROTTLE
+ * while the pause lasts; the same consumer resumed is throttled. */
+void test_paused_consumer(void) {
+  sim s;
+  nl_consumer_snap *c = sim_throttled(&s);
+  c->paused = true;
+  c->pause_remaining_ns = 60 * SEC;
+  for (int i = 0; i < 5; i++)
+    sim_poll(&s);
+  CHECK(!sim_active(&s, NL_MAX_PENDING_THROTTLE));
+  CHECK_EQ_U(total_onsets(&s), 0);
+  c->paused = false;
+  c->pause_remaining_ns = 0;
+  sim_poll(&s);
+  CHECK(sim_active(&s, NL_MAX_PENDING_THROTTLE));
+  sim_free(&s);
+}
