@@ -175,6 +175,20 @@ static void publish_result(nl_instance *inst, int rc, const char *err) {
               inst->name);
 }
 
+/* Publishes ev as a health event of rc's instance: its instance, account,
+ * server and time are filled in here. Call with send_lock held. */
+static void send_event(const read_ctx *rc, nl_event ev) {
+  ev.instance = rc->inst->name;
+  ev.account = rc->inst->account;
+  ev.server = rc->server[0] ? rc->server : NULL;
+  ev.at_ns = (int64_t)CDTIME_T_TO_NS(rc->time);
+  char err[256];
+  int sent =
+      nl_health_transition(&rc->inst->health, nl_transport_publish,
+                           nl_poll_transport(rc->inst), &ev, err, sizeof(err));
+  publish_result(rc->inst, sent, err);
+}
+
 /* Scope "server": sends the notice that a finding's consumer (or stream)
  * is now led by another server, whose agent judges it from now on: a
  * health event and a WARNING notification with state "handed_over", never
@@ -182,21 +196,11 @@ static void publish_result(nl_instance *inst, int rc, const char *err) {
 static void send_handover(const read_ctx *rc, const char *stream,
                           const char *consumer, const nl_finding *f,
                           const char *in_account) {
-  nl_event ev = {.instance = rc->inst->name,
-                 .account = rc->inst->account,
-                 .server = rc->server[0] ? rc->server : NULL,
-                 .stream = stream,
-                 .consumer = consumer,
-                 .finding = f,
-                 .handed_over = true,
-                 .reason = NL_REASON_LED_ELSEWHERE,
-                 .at_ns = (int64_t)CDTIME_T_TO_NS(rc->time)};
-  char err[256];
-  publish_result(rc->inst,
-                 nl_health_transition(&rc->inst->health, nl_transport_publish,
-                                      nl_poll_transport(rc->inst), &ev, err,
-                                      sizeof(err)),
-                 err);
+  send_event(rc, (nl_event){.stream = stream,
+                            .consumer = consumer,
+                            .finding = f,
+                            .handed_over = true,
+                            .reason = NL_REASON_LED_ELSEWHERE});
   char pi[DATA_MAX_NAME_LEN], msg[NOTIF_MAX_MSG_LEN];
   nl_stream_plugin_instance(rc->inst, stream, pi, sizeof(pi));
   snprintf(msg, sizeof(msg),
@@ -281,21 +285,12 @@ static void send_transition(const read_ctx *rc, const char *stream,
                  : f->severity == NL_SEVERITY_CRITICAL ? NOTIF_FAILURE
                                                        : NOTIF_WARNING;
   notify(rc, severity, pi, nl_class_name(f->cls), msg, &n);
-  nl_event ev = {.instance = rc->inst->name,
-                 .account = acc,
-                 .server = rc->server[0] ? rc->server : NULL,
-                 .takeover = takeover,
-                 .stream = stream,
-                 .consumer = consumer,
-                 .finding = f,
-                 .firing = active,
-                 .reason = reason,
-                 .at_ns = (int64_t)CDTIME_T_TO_NS(rc->time)};
-  char err[256];
-  int sent =
-      nl_health_transition(&rc->inst->health, nl_transport_publish,
-                           nl_poll_transport(rc->inst), &ev, err, sizeof(err));
-  publish_result(rc->inst, sent, err);
+  send_event(rc, (nl_event){.takeover = takeover,
+                            .stream = stream,
+                            .consumer = consumer,
+                            .finding = f,
+                            .firing = active,
+                            .reason = reason});
 }
 
 /* Scope "server": whether consumer's findings are a takeover, under
