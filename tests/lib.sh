@@ -64,7 +64,7 @@ nl_port() {
     return
   fi
   python3 - "$def" <<'PY'
-import random, socket, sys
+import os, random, socket, sys
 
 def free(base):
     held = []
@@ -80,7 +80,9 @@ def free(base):
         for s in held:
             s.close()
 
-base = int(sys.argv[1])
+# NL_PORT_SHIFT moves every default base: the runs of the version matrix
+# (tests/run_all.sh) go side by side, each in a range of its own.
+base = int(sys.argv[1]) + int(os.environ.get("NL_PORT_SHIFT") or 0)
 if not free(base):
     for _ in range(500):
         base = random.randrange(20000, 60000, 10)

@@ -5,7 +5,8 @@
 # FAIL line counts as one failure. NL_ONLY=pattern runs only matching
 # scripts (and the mutation check when "mutate" matches); NL_SKIP=pattern
 # skips matching scripts; NATS_SERVER=PATH runs them against that
-# nats-server binary (tests/nats_server.sh).
+# nats-server binary (tests/nats_server.sh). Then the version matrix runs
+# the class and cluster tests on each newer server (NL_VERSIONS, below).
 set -u
 cd "$(dirname "$0")/.."
 # NATS_SERVER=PATH: the nats-server binary to test against (default: the
@@ -77,6 +78,51 @@ for script in tests/integration/test_*.sh; do
   cat "$log"
   echo "# $name took $(($(date +%s) - start)) s"
   count "$rc" "$name"
+done
+
+# The version matrix: the class and cluster tests again on each newer
+# nats-server, by default every ../shared/bin/nats-server-* next to the
+# checkout when the whole suite runs. NL_VERSIONS="PATH ..." names the
+# binaries (also with NL_ONLY), NL_VERSIONS=none skips the matrix, and
+# NL_VERSION_TESTS the scripts. The versions run side by side, each its
+# scripts one after another: the tests wait on the servers far more than
+# they compute, and each version's tests take their ports from a range of
+# its own (NL_PORT_SHIFT of tests/lib.sh). Their lines
+# are prefixed with the version, for example "PASS 2.12.0/classes/...".
+matrix=${NL_VERSIONS:-}
+if [ -z "$matrix" ] && [ -z "${NL_ONLY:-}" ]; then
+  matrix=$(ls ../shared/bin/nats-server-* 2>/dev/null | tr '\n' ' ')
+fi
+[ "$matrix" = none ] && matrix=""
+tests=${NL_VERSION_TESTS:-test_classes test_new_classes test_cluster test_new_classes_cluster test_paused}
+vdir=$(mktemp -d)
+trap 'rm -f "$log"; rm -rf "$vdir"' EXIT
+i=0
+for bin in $matrix; do
+  i=$((i + 1))
+  (
+    export NATS_SERVER=$bin NL_PORT_SHIFT=$((i * 6000))
+    . tests/nats_server.sh
+    version=$(nats-server --version 2>&1 | head -n 1 | sed 's/^nats-server: v//')
+    echo "$version" >"$vdir/$i.version"
+    start=$(date +%s)
+    for t in $tests; do
+      timeout 900 bash "tests/integration/$t.sh" >"$vdir/$i.$t" 2>&1
+      echo $? >"$vdir/$i.$t.rc"
+    done
+    echo "$(($(date +%s) - start))" >"$vdir/$i.took"
+  ) &
+done
+wait
+for j in $(seq 1 "$i"); do
+  version=$(cat "$vdir/$j.version" 2>/dev/null || echo "?")
+  echo "== nats-server $version: $tests"
+  for t in $tests; do
+    sed "s#^PASS #PASS $version/#; s#^FAIL #FAIL $version/#" "$vdir/$j.$t" >"$log" 2>/dev/null
+    cat "$log"
+    count "$(cat "$vdir/$j.$t.rc" 2>/dev/null || echo 1)" "$version/$t"
+  done
+  echo "# nats-server $version took $(cat "$vdir/$j.took" 2>/dev/null) s"
 done
 
 echo "$passed passed, $failed failed"
