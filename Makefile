@@ -235,10 +235,23 @@ INTERVAL ?= 3
 LANGS ?= c go js py
 TOPOLOGY ?= single
 SOAK ?= 300
+# `make eval VERSIONS="nats-server-2.9.10-path ../shared/bin/nats-server-2.12.0"`
+# runs instead a short evaluation on each binary (VROUNDS rounds of each
+# class, single node and cluster, polls every VINTERVAL s) and writes the
+# per-version table into results/eval.md (tests/eval/versions.sh).
+VERSIONS ?=
+VROUNDS ?= 2
+VEXT_ROUNDS ?= 1
+VINTERVAL ?= 1
 .PHONY: eval
 eval: $(PLUGIN) $(INJECT)
+ifeq ($(strip $(VERSIONS)),)
 	ROUNDS=$(ROUNDS) INTERVAL=$(INTERVAL) LANGS="$(LANGS)" \
 		TOPOLOGY=$(TOPOLOGY) SOAK=$(SOAK) $(TEST_ENV) tests/eval/eval.sh
+else
+	VERSIONS="$(VERSIONS)" VROUNDS=$(VROUNDS) VEXT_ROUNDS=$(VEXT_ROUNDS) \
+		INTERVAL=$(VINTERVAL) $(TEST_ENV) tests/eval/versions.sh
+endif
 
 format:
 	clang-format -i plugin/*/*.c $(HEADERS) cli/*.c cli/*.h \
