@@ -7,11 +7,15 @@
 #
 # Usage: tests/tools/record_fixtures.sh [OUTDIR]   (default tests/fixtures)
 #   PORT  server port (default 14224)
+#   NATS_SERVER  the nats-server binary (tests/nats_server.sh), for example
+#     NATS_SERVER=../shared/bin/nats-server-2.12.0 \
+#       tests/tools/record_fixtures.sh tests/fixtures/2.12.0
 set -eu
 TOOLS=$(cd "$(dirname "$0")" && pwd)
 OUT=${1:-$TOOLS/../fixtures}
 PORT=${PORT:-14224}
 NL=${NL:-$TOOLS/nl-inject}
+. "$TOOLS/../nats_server.sh"
 SRV=nats://127.0.0.1:$PORT
 DIR=$(mktemp -d /tmp/nl-fixtures.XXXXXX)
 mkdir -p "$OUT"
@@ -99,5 +103,14 @@ nl request '$JS.API.CONSUMER.LIST.FX_PAGE' '{"offset":256}' \
   >"$OUT/consumer_list_page1.json"
 nl request '$JS.API.CONSUMER.NAMES.FX_PAGE' '{"offset":0}' \
   >"$OUT/consumer_names_page0.json"
+# A paused consumer (nats-server 2.11 and later): its CONSUMER.INFO, kept
+# only when the server paused it (older servers do not answer the pause).
+nl consumer-create FX_AGE PAUSED >/dev/null
+nl request '$JS.API.CONSUMER.PAUSE.FX_AGE.PAUSED' \
+  "{\"pause_until\":\"$(date -u -d '+1 hour' +%Y-%m-%dT%H:%M:%SZ)\"}" >/dev/null 2>&1 || true
+nl request '$JS.API.CONSUMER.INFO.FX_AGE.PAUSED' '' >"$DIR/paused.json"
+if grep -q '"paused":true' "$DIR/paused.json"; then
+  cp "$DIR/paused.json" "$OUT/consumer_info_paused.json"
+fi
 wait "${BG_PIDS[-1]}"
 echo "fixtures written to $OUT"

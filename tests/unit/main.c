@@ -65,6 +65,7 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_parse_consumer_list_inline)                                           \
   X(test_parse_rfc3339)                                                        \
   X(test_parse_recorded_fixtures)                                              \
+  X(test_fixture_versions)                                                     \
   X(test_name_fit)                                                             \
   X(test_audit_good_configs_are_silent)                                        \
   X(test_audit_ack_none)                                                       \
