@@ -98,6 +98,31 @@ static bool subject_names(const char *subject, const char *stream,
          s[-1] == '.' && strncmp(s, stream, ls) == 0;
 }
 
+/* The reasons nats-server (2.10.4+, server/consumer.go ackTermLimitsReason
+ * and ackTermUnackedLimitsReason) gives a MSG_TERMINATED it sends because
+ * the stream removed the message. */
+static const char *const removed_reasons[] = {
+    "Message deleted by stream limits",
+    "Unacknowledged message was deleted",
+};
+
+/* Reads the "reason" of a MSG_TERMINATED into out. */
+static void read_reason(json_object *root, nl_advisory *out) {
+  const char *reason = str_member(root, "reason");
+  if (reason == NULL)
+    return;
+  for (size_t i = 0; i < sizeof(removed_reasons) / sizeof(removed_reasons[0]);
+       i++)
+    if (strcmp(reason, removed_reasons[i]) == 0)
+      out->removed_from_stream = true;
+  size_t n = 0;
+  for (; reason[n] != '\0' && n < NL_ADV_REASON_MAX; n++) {
+    unsigned char c = (unsigned char)reason[n];
+    out->reason[n] = c >= ' ' && c < 0x7f ? (char)c : '?';
+  }
+  out->reason[n] = '\0';
+}
+
 /* Finds the kind of a parsed advisory; -1 when it is not one handled. */
 static int find_kind(json_object *root) {
   const char *type = str_member(root, "type");
@@ -161,6 +186,8 @@ int nl_advisory_parse(const char *subject, const char *data, size_t len,
         ack_time > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)ack_time;
     if (ts == NULL || nl_parse_rfc3339(ts, &out->timestamp_ns) != 0)
       out->timestamp_ns = 0;
+    if (kind == NL_ADV_TERMINATED)
+      read_reason(root, out);
     status = 0;
   }
   json_object_put(root);

@@ -29,6 +29,9 @@ typedef enum {
  * longer ones are rejected. */
 #define NL_ADV_NAME_MAX 255
 
+/* Longest part of a MSG_TERMINATED "reason" kept in a record. */
+#define NL_ADV_REASON_MAX 63
+
 typedef struct {
   nl_adv_kind kind;
   char stream[NL_ADV_NAME_MAX + 1];
@@ -39,6 +42,15 @@ typedef struct {
   uint64_t consumer_seq;
   uint64_t deliveries;
   int64_t ack_time_ns; /* NL_ADV_ACK_SAMPLE: time from delivery to ack. */
+  /* NL_ADV_TERMINATED: true when the server terminated the message because
+   * the stream removed it (nats-server 2.10.4+ sends "reason" "Message
+   * deleted by stream limits" or "Unacknowledged message was deleted");
+   * false for a client +TERM (with or without a reason of its own) and for
+   * servers that send no reason (2.9), whatever the cause. */
+  bool removed_from_stream;
+  /* NL_ADV_TERMINATED: the "reason" as sent, cut to NL_ADV_REASON_MAX bytes,
+   * bytes outside printable ASCII as '?'; "" when absent or not a string. */
+  char reason[NL_ADV_REASON_MAX + 1];
 } nl_advisory;
 
 /* The subjects to subscribe to, NULL-terminated (read only: the plugin

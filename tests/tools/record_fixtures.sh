@@ -2,20 +2,25 @@
 # Records the JetStream API replies in tests/fixtures/ from a fresh local
 # nats-server (JetStream, memory and file store in a temporary directory).
 # It starts the server itself on 127.0.0.1:$PORT and stops it on exit.
-# The advisory fixtures of the scenarios are recorded by SCENARIOS.md's runs;
-# this script re-records only advisory_api_audit.json.
+# It also records, self-contained, the advisories whose shape differs
+# between server versions (MSG_TERMINATED by limits and by +TERM, a NAK,
+# MAX_DELIVERIES) and, on 2.11 and later, a paused consumer; the other
+# advisory fixtures of the top level are recorded by SCENARIOS.md's runs.
 #
 # Usage: tests/tools/record_fixtures.sh [OUTDIR]   (default tests/fixtures)
-#   PORT  server port (default 14224)
-#   NATS_SERVER  the nats-server binary (tests/nats_server.sh), for example
+#   NATS_SERVER  the nats-server binary (tests/nats_server.sh; default the
+#                one on PATH), e.g. for tests/fixtures/<version>/:
 #     NATS_SERVER=../shared/bin/nats-server-2.12.0 \
 #       tests/tools/record_fixtures.sh tests/fixtures/2.12.0
+#   PORT         server port (default a free one)
 set -eu
 TOOLS=$(cd "$(dirname "$0")" && pwd)
 OUT=${1:-$TOOLS/../fixtures}
-PORT=${PORT:-14224}
-NL=${NL:-$TOOLS/nl-inject}
 . "$TOOLS/../nats_server.sh"
+if [ -z "${PORT:-}" ]; then
+  PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+fi
+NL=${NL:-$TOOLS/nl-inject}
 SRV=nats://127.0.0.1:$PORT
 DIR=$(mktemp -d /tmp/nl-fixtures.XXXXXX)
 mkdir -p "$OUT"
@@ -34,6 +39,13 @@ for _ in $(seq 50); do
   grep -q "Server is ready" "$DIR/server.log" && break
   sleep 0.1
 done
+if ! grep -q "Server is ready" "$DIR/server.log"; then
+  cat "$DIR/server.log" >&2
+  exit 1
+fi
+# "2.11.10" from "nats-server: v2.11.10".
+VERSION=$(nats-server --version | sed -n 's/.* v\{0,1\}\([0-9][0-9.]*\).*/\1/p')
+echo "nats-server $VERSION on port $PORT"
 
 nl() { "$NL" --server "$SRV" "$@"; }
 
@@ -103,14 +115,72 @@ nl request '$JS.API.CONSUMER.LIST.FX_PAGE' '{"offset":256}' \
   >"$OUT/consumer_list_page1.json"
 nl request '$JS.API.CONSUMER.NAMES.FX_PAGE' '{"offset":0}' \
   >"$OUT/consumer_names_page0.json"
-# A paused consumer (nats-server 2.11 and later): its CONSUMER.INFO, kept
-# only when the server paused it (older servers do not answer the pause).
-nl consumer-create FX_AGE PAUSED >/dev/null
-nl request '$JS.API.CONSUMER.PAUSE.FX_AGE.PAUSED' \
-  "{\"pause_until\":\"$(date -u -d '+1 hour' +%Y-%m-%dT%H:%M:%SZ)\"}" >/dev/null 2>&1 || true
-nl request '$JS.API.CONSUMER.INFO.FX_AGE.PAUSED' '' >"$DIR/paused.json"
-if grep -q '"paused":true' "$DIR/paused.json"; then
-  cp "$DIR/paused.json" "$OUT/consumer_info_paused.json"
-fi
+nl request '$JS.API.CONSUMER.INFO.FX_LIMITS.PULL' '{}' \
+  >"$OUT/consumer_info.json"
 wait "${BG_PIDS[-1]}"
-echo "fixtures written to $OUT"
+
+# The advisories, each on a stream of its own (created after the lists
+# above were recorded) and recorded on that stream's subject only.
+# rec FILE SUBJECT: records one advisory in the background.
+rec() {
+  nl record "$2" --count 1 --duration 15 --out "$OUT/$1" &
+  BG_PIDS+=($!)
+  sleep 0.3
+}
+
+# MSG_TERMINATED by limits: 5 messages delivered and never acked, then 3
+# more published so that max_msgs 5 removes 3 of them (2.10.4 and later
+# give a "reason").
+nl stream-create FX_TERM_LIMITS --subjects fx.term.limits --max-msgs 5
+nl consumer-create FX_TERM_LIMITS C --ack-wait 30 --max-ack-pending 10
+nl publish fx.term.limits --count 5
+nl consume FX_TERM_LIMITS C --duration 1 --no-ack
+rec advisory_terminated_limits.json \
+  '$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.FX_TERM_LIMITS.>'
+nl publish fx.term.limits --count 3
+wait "${BG_PIDS[-1]}"
+
+# MSG_TERMINATED by a client +TERM (stream seq 2).
+nl stream-create FX_TERM --subjects fx.term
+nl consumer-create FX_TERM C --ack-wait 30
+nl publish fx.term --count 2
+rec advisory_terminated.json \
+  '$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.FX_TERM.>'
+nl consume FX_TERM C --duration 1 --term-seq-mod 2
+wait "${BG_PIDS[-1]}"
+
+# MSG_NAKED (the first NAK) and MAX_DELIVERIES: one message NAKed on each
+# of its max_deliver 3 deliveries.
+nl stream-create FX_NAK --subjects fx.nak
+nl consumer-create FX_NAK C --ack-wait 2 --max-deliver 3
+nl publish fx.nak --count 1
+rec advisory_nak.json '$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED.FX_NAK.>'
+rec advisory_max_deliver.json \
+  '$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.FX_NAK.>'
+nl consume FX_NAK C --duration 2 --nak
+wait "${BG_PIDS[-1]}"
+wait "${BG_PIDS[-2]}"
+
+# A paused consumer (the pause API exists from 2.11): the PAUSE reply, its
+# CONSUMER.INFO and the CONSUMER.LIST of its stream.
+case $VERSION in
+  2.[0-9].* | 2.10.*) ;;
+  *)
+    nl stream-create FX_PAUSE --subjects fx.pause
+    nl consumer-create FX_PAUSE PAUSED --ack-wait 30
+    nl publish fx.pause --count 3
+    until=$(date -u -d '+1 hour' +%Y-%m-%dT%H:%M:%SZ)
+    nl request '$JS.API.CONSUMER.PAUSE.FX_PAUSE.PAUSED' \
+      "{\"pause_until\":\"$until\"}" >"$OUT/consumer_pause.json"
+    nl request '$JS.API.CONSUMER.INFO.FX_PAUSE.PAUSED' '{}' \
+      >"$OUT/consumer_info_paused.json"
+    nl request '$JS.API.CONSUMER.LIST.FX_PAUSE' '{}' \
+      >"$OUT/consumer_list_paused.json"
+    ;;
+esac
+grep -E '\[(WRN|ERR|FTL)\]' "$DIR/server.log" >&2 || true
+if grep -qE '\[(ERR|FTL)\]' "$DIR/server.log"; then
+  echo "errors in the server log (above)" >&2
+  exit 1
+fi
+echo "fixtures of nats-server $VERSION written to $OUT"

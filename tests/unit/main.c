@@ -65,7 +65,6 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_parse_consumer_list_inline)                                           \
   X(test_parse_rfc3339)                                                        \
   X(test_parse_recorded_fixtures)                                              \
-  X(test_fixture_versions)                                                     \
   X(test_name_fit)                                                             \
   X(test_audit_good_configs_are_silent)                                        \
   X(test_audit_ack_none)                                                       \
@@ -176,7 +175,8 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_coverage_move_r1_deleted)                                             \
   X(test_coverage_moved_to_silent_agent)                                       \
   X(test_event_agent_fields)                                                   \
-  X(test_paused_consumer)
+  X(test_paused_consumer)                                                      \
+  X(test_fixture_versions)
 
 #define DECLARE(name) void name(void);
 TESTS(DECLARE)

@@ -44,8 +44,11 @@ void test_advisory_parse_fixtures(void) {
   CHECK_EQ_U(a.deliveries, 1);
   CHECK(parse_fixture("advisory_terminated.json", NULL, &a) == 0);
   CHECK(a.kind == NL_ADV_TERMINATED);
+  CHECK(!a.removed_from_stream && a.reason[0] == '\0');
+  /* 2.9.10 gives no reason for a message removed by limits either. */
   CHECK(parse_fixture("advisory_terminated_limits.json", NULL, &a) == 0);
   CHECK(a.kind == NL_ADV_TERMINATED && a.stream_seq == 1);
+  CHECK(!a.removed_from_stream && a.reason[0] == '\0');
   CHECK(parse_fixture("advisory_consumer_created.json",
                       "$JS.EVENT.ADVISORY.CONSUMER.CREATED.S1P.P", &a) == 0);
   CHECK(a.kind == NL_ADV_CREATED && strcmp(a.consumer, "P") == 0);
@@ -61,6 +64,71 @@ void test_advisory_parse_fixtures(void) {
   CHECK(parse_fixture("advisory_max_deliver.json",
                       "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.XS4M.C",
                       &a) == -1);
+}
+
+/* Parses a MSG_TERMINATED of S/C seq 1 whose members end with reason_json
+ * (for example ",\"reason\":7"); returns the parse status. */
+static int parse_terminated(const char *reason_json, nl_advisory *a) {
+  char text[1024];
+  snprintf(text, sizeof(text),
+           "{\"type\":\"io.nats.jetstream.advisory.v1.terminated\","
+           "\"stream\":\"S\",\"consumer\":\"C\",\"stream_seq\":1%s}",
+           reason_json);
+  char err[256];
+  return nl_advisory_parse(NULL, text, strlen(text), a, err, sizeof(err));
+}
+
+/* The "reason" of MSG_TERMINATED (2.10.4+): only the two server texts mean
+ * removed from the stream; anything else in it never fails the advisory. */
+static void test_advisory_terminated_reasons(void) {
+  nl_advisory a;
+  CHECK(parse_terminated(",\"reason\":\"Message deleted by stream limits\"",
+                         &a) == 0);
+  CHECK(a.removed_from_stream);
+  CHECK(strcmp(a.reason, "Message deleted by stream limits") == 0);
+  CHECK(parse_terminated(",\"reason\":\"Unacknowledged message was deleted\"",
+                         &a) == 0);
+  CHECK(a.removed_from_stream);
+  /* A client's own +TERM reason, and no reason. */
+  CHECK(parse_terminated(",\"reason\":\"bad payload\"", &a) == 0);
+  CHECK(!a.removed_from_stream && strcmp(a.reason, "bad payload") == 0);
+  CHECK(parse_terminated("", &a) == 0);
+  CHECK(!a.removed_from_stream && a.reason[0] == '\0');
+  /* Not strings, an embedded NUL, near misses. */
+  static const char *const odd[] = {
+      ",\"reason\":7",
+      ",\"reason\":null",
+      ",\"reason\":true",
+      ",\"reason\":[\"Message deleted by stream limits\"]",
+      ",\"reason\":{\"reason\":\"Message deleted by stream limits\"}",
+      ",\"reason\":\"Message deleted by stream limits\\u0000x\"",
+      ",\"reason\":\"\"",
+      ",\"reason\":\"message deleted by stream limits\"",
+      ",\"reason\":\"Message deleted by stream limits \"",
+      ",\"reason\":\"Message deleted by stream\"",
+  };
+  for (size_t i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+    CHECK(parse_terminated(odd[i], &a) == 0);
+    CHECK(!a.removed_from_stream);
+    CHECK(strlen(a.reason) <= NL_ADV_REASON_MAX);
+  }
+  /* Overlong, control characters and non-ASCII are cut and masked. */
+  char reason[700], member[800];
+  memset(reason, 'r', sizeof(reason) - 1);
+  reason[sizeof(reason) - 1] = '\0';
+  snprintf(member, sizeof(member), ",\"reason\":\"%s\"", reason);
+  CHECK(parse_terminated(member, &a) == 0);
+  CHECK(!a.removed_from_stream);
+  CHECK_EQ_U(strlen(a.reason), NL_ADV_REASON_MAX);
+  CHECK(parse_terminated(",\"reason\":\"a\\nb\\u001b\\u00e9\"", &a) == 0);
+  CHECK(strcmp(a.reason, "a?b???") == 0);
+  /* The server texts on another kind mean nothing. */
+  const char *nak = "{\"type\":\"io.nats.jetstream.advisory.v1.nak\","
+                    "\"stream\":\"S\",\"consumer\":\"C\",\"stream_seq\":1,"
+                    "\"reason\":\"Message deleted by stream limits\"}";
+  char err[256];
+  CHECK(nl_advisory_parse(NULL, nak, strlen(nak), &a, err, sizeof(err)) == 0);
+  CHECK(a.kind == NL_ADV_NAK && !a.removed_from_stream && a.reason[0] == '\0');
 }
 
 void test_advisory_parse_hostile(void) {
@@ -114,6 +182,7 @@ void test_advisory_parse_hostile(void) {
   CHECK(nl_advisory_parse("$JS.EVENT.METRIC.CONSUMER.ACK.S.C", ack, strlen(ack),
                           &a, err, sizeof(err)) == 0);
   CHECK(a.kind == NL_ADV_ACK_SAMPLE && a.ack_time_ns == 2500000000LL);
+  test_advisory_terminated_reasons();
 }
 
 void test_advisory_queue_bounded(void) {
