@@ -118,6 +118,17 @@ MUTATIONS = [
     ("a paused consumer counts as throttled", "plugin/core/nl_detect.c",
      "  if (c->paused || c->ack_policy == NL_ACK_NONE",
      "  if (c->ack_policy == NL_ACK_NONE"),
+    ("a consumer first seen after its stream was empty takes its "
+     "sequences as lost", "plugin/core/nl_engine.c",
+     "  return t != NULL && t->unstored_through <= s->last_seq",
+     "  return t != NULL && t->unstored_through > s->last_seq"),
+    ("an empty stream seen with the consumer proves nothing unstored",
+     "plugin/core/nl_history.c",
+     "  if (s->msgs == 0 && s->first_seq <= c->delivered_stream_seq + 1 &&",
+     "  if (s->msgs == 1 && s->first_seq <= c->delivered_stream_seq + 1 &&"),
+    ("sequences never stored count as unread", "plugin/core/nl_detect.c",
+     "  uint64_t read = c->delivered_stream_seq > st->unstored_through",
+     "  uint64_t read = c->delivered_stream_seq < st->unstored_through"),
 ]
 
 

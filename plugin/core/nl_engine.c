@@ -15,8 +15,12 @@ typedef struct {
   int64_t last_seen_ns; /* Poll time it was last listed or missing. */
   nl_ext_stream_prev prev;
   nl_finding *active[NL_CLASS_COUNT]; /* Stream-level classes only. */
-  nl_seqclock *clock;            /* Of a max_age stream (owned), or NULL. */
-  unsigned unobservable_polls;   /* Consecutive polls that could not see it. */
+  nl_seqclock *clock;          /* Of a max_age stream (owned), or NULL. */
+  unsigned unobservable_polls; /* Consecutive polls that could not see it. */
+  /* The last sequence at the latest poll that saw the stream hold no
+   * message (0: none seen): a consumer first seen after it can lose none
+   * of those sequences. */
+  uint64_t unstored_through;
   int64_t unobservable_since_ns; /* The first of them. */
 } stream_total;
 
@@ -628,6 +632,21 @@ static const nl_seqclock *stream_clock(nl_engine *e, const nl_stream_snap *s,
   return t->clock;
 }
 
+/* What t (may be NULL) knows of sequences stream s never stored, for a
+ * consumer first seen now: 0 once the stream went back (created again). */
+static uint64_t unstored_of(const stream_total *t, const nl_stream_snap *s) {
+  return t != NULL && t->unstored_through <= s->last_seq ? t->unstored_through
+                                                         : 0;
+}
+
+/* Keeps in t the last sequence of stream s when it holds no message. */
+static void note_empty(stream_total *t, const nl_stream_snap *s) {
+  if (s->last_seq < t->unstored_through)
+    t->unstored_through = 0;
+  if (s->msgs == 0)
+    t->unstored_through = s->last_seq;
+}
+
 size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
                        const nl_engine_sink *sink, void *ud) {
   e->generation++;
@@ -641,8 +660,9 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
     const nl_consumer_snap *c = &set->consumers[i];
     const nl_stream_snap *s = &set->streams[c->stream_index];
     bool reset;
-    nl_consumer_state *st =
-        nl_registry_observe(e->reg, c, s, now_ns, e->generation, &reset);
+    const stream_total *held = find_total(e, s->name);
+    nl_consumer_state *st = nl_registry_observe(
+        e->reg, c, s, now_ns, e->generation, unstored_of(held, s), &reset);
     if (st == NULL)
       continue;
     /* Classes no detector below sets (the stream-level ones) stay off. */
@@ -680,6 +700,8 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
     stream_total *t = total_for(e, set->streams[i].name);
     if (t != NULL && lost != NULL)
       t->lost_total += lost[i];
+    if (t != NULL)
+      note_empty(t, &set->streams[i]);
     if (t != NULL && set->streams[i].elsewhere) {
       stream_elsewhere(e, t, now_ns, sink, ud);
       continue;
@@ -797,7 +819,8 @@ bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
     return false;
   bool reset;
   nl_consumer_state *st =
-      nl_registry_observe(e->reg, c, s, now_ns, e->generation, &reset);
+      nl_registry_observe(e->reg, c, s, now_ns, e->generation,
+                          unstored_of(find_total(e, s->name), s), &reset);
   if (st == NULL)
     return false;
   bool active[NL_CLASS_COUNT] = {false};

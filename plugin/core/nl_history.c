@@ -321,6 +321,22 @@ static uint32_t sat_add32(uint32_t a, uint64_t b) {
   return b >= (uint64_t)(UINT32_MAX - a) ? UINT32_MAX : a + (uint32_t)b;
 }
 
+/* Records in st what an empty stream s proves: when s holds no message and
+ * the consumer is not behind its first sequence, none of the sequences up
+ * to the last can be lost to it (they are gone, and it was not waiting for
+ * them). nats-server 2.10 reports an interest stream emptied by messages
+ * published without interest with first_seq equal to last_seq, and a
+ * consumer created on it starts one below: that sequence was never
+ * stored. A stream that went back (created again) forgets it. */
+static void note_unstored(nl_consumer_state *st, const nl_consumer_snap *c,
+                          const nl_stream_snap *s) {
+  if (st->unstored_through > s->last_seq)
+    st->unstored_through = 0;
+  if (s->msgs == 0 && s->first_seq <= c->delivered_stream_seq + 1 &&
+      s->last_seq > st->unstored_through)
+    st->unstored_through = s->last_seq;
+}
+
 /* Counts messages the consumer lost to eviction between prev (may be NULL)
  * and cur, when the stream's first sequence is first_seq, and records the
  * known sequence range. See docs/detectors.md, SEQUENCE_GAP. */
@@ -329,6 +345,9 @@ static void account_loss(nl_consumer_state *st, const nl_sample *prev,
                          bool filtered) {
   uint64_t lost = 0, range_first = 0, range_last = 0;
   uint64_t through = st->loss != NULL ? st->loss->through_seq : 0;
+  /* Sequences never stored for this consumer are not lost to it. */
+  if (st->unstored_through > through)
+    through = st->unstored_through;
   if (!filtered && first_seq > 0) {
     uint64_t hi = first_seq - 1; /* Highest evicted sequence. */
     /* Still behind the stream head: [delivered + 1, hi] is gone for sure. */
@@ -337,7 +356,10 @@ static void account_loss(nl_consumer_state *st, const nl_sample *prev,
                           ? cur->delivered_stream_seq
                           : through;
       lost = sat_sub(hi, from);
-      range_first = cur->delivered_stream_seq + 1;
+      range_first = (cur->delivered_stream_seq > st->unstored_through
+                         ? cur->delivered_stream_seq
+                         : st->unstored_through) +
+                    1;
       range_last = hi;
     }
     /* Passed the head within the interval: what was evicted above the
@@ -526,7 +548,8 @@ static void account_interval(nl_consumer_state *st, const nl_sample *prev,
 nl_consumer_state *nl_registry_observe(nl_registry *reg,
                                        const nl_consumer_snap *c,
                                        const nl_stream_snap *s, int64_t now_ns,
-                                       uint32_t gen, bool *was_reset) {
+                                       uint32_t gen, uint64_t unstored_through,
+                                       bool *was_reset) {
   *was_reset = false;
   nl_consumer_state *st = nl_registry_find(reg, c->stream, c->name);
   if (st != NULL && st->seen_generation == gen)
@@ -542,6 +565,7 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
     st->hash = key_hash(c->stream, c->name);
     st->created_ns = c->created_ns;
     st->first_seen_ns = now_ns;
+    st->unstored_through = unstored_through;
     size_t b = st->hash % reg->n_buckets;
     st->next = reg->buckets[b];
     reg->buckets[b] = st;
@@ -558,8 +582,10 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
      * any consumer first seen after a gap. */
     bool unproven = same || st->floor_unproven;
     state_reset(st, same ? st->created_ns : c->created_ns);
-    if (!same)
+    if (!same) {
       st->first_seen_ns = now_ns;
+      st->unstored_through = unstored_through;
+    }
     st->floor_unproven = unproven;
     st->resets++;
     *was_reset = true;
@@ -587,6 +613,7 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
   };
   account_interval(st, prev, &cur, c, now_ns);
   account_loss(st, prev, &cur, s->first_seq, c->filtered);
+  note_unstored(st, c, s);
   push_sample(st, &cur);
   st->seen_generation = gen;
   return st;

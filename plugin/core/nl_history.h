@@ -135,6 +135,10 @@ typedef struct nl_consumer_state {
   uint32_t nak_credit;
   uint64_t lost_total;
   uint64_t lost_last; /* Lost in the latest interval. */
+  /* No sequence at or below it can be lost to this consumer: the stream
+   * stored none of them when a poll saw it empty while the consumer was
+   * not behind, or before the consumer was first seen (0: none known). */
+  uint64_t unstored_through;
   /* Allocated at the consumer's first loss (owned), or NULL. */
   nl_loss_range *loss;
 
@@ -174,11 +178,15 @@ size_t nl_registry_size(const nl_registry *reg);
  * generation gen. Returns the state (owned by the registry), or NULL when
  * memory runs out or when the consumer was already recorded in generation
  * gen (listed twice in one poll: pages shifted by concurrent creates or
- * deletes). *was_reset is set when an existing history was reset. */
+ * deletes). *was_reset is set when an existing history was reset.
+ * unstored_through is the last sequence of the stream at the latest earlier
+ * poll that saw it hold no message (0: none): a consumer first seen now did
+ * not exist then, so none of those sequences can be lost to it. */
 nl_consumer_state *nl_registry_observe(nl_registry *reg,
                                        const nl_consumer_snap *c,
                                        const nl_stream_snap *s, int64_t now_ns,
-                                       uint32_t gen, bool *was_reset);
+                                       uint32_t gen, uint64_t unstored_through,
+                                       bool *was_reset);
 
 /* Looks a consumer up; returns NULL when it is not held. */
 nl_consumer_state *nl_registry_find(nl_registry *reg, const char *stream,

@@ -134,6 +134,8 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   X(test_sequence_gap_not_for_idle_filtered_consumer)                          \
   X(test_sequence_gap_not_for_floor_behind_first_seq)                          \
   X(test_sequence_gap_filtered_by_num_pending)                                 \
+  X(test_sequence_gap_not_for_unstored)                                        \
+  X(test_sequence_gap_behind_empty_stream_stays)                               \
   X(test_recreated_consumer_resets_history)                                    \
   X(test_deleted_consumer_clears_findings)                                     \
   X(test_event_firing_json_fields)                                             \

@@ -1037,3 +1037,82 @@ void test_paused_consumer(void) {
   CHECK(sim_active(&s, NL_MAX_PENDING_THROTTLE));
   sim_free(&s);
 }
+
+/* Applies one poll in which the stream lists no consumer (the sim's own is
+ * not created yet), then moves the clock by one second. */
+static void sim_poll_without_consumer(sim *s) {
+  nl_snapshot_set set = {0};
+  set.streams = &s->stream;
+  set.n_streams = 1;
+  nl_engine_sink sink = {NULL, NULL, on_transition};
+  nl_engine_apply(s->engine, &set, s->t, &sink, s);
+  s->t += SEC;
+}
+
+void test_sequence_gap_not_for_unstored(void) {
+  /* nats-server 2.10.16: an interest stream that dropped its messages for
+   * want of a consumer reads first_seq = last_seq = 10 with no message,
+   * and a consumer created on it starts at 9. Sequence 10 was never
+   * stored: once publishing resumes (first_seq 11) it is no loss, whether
+   * a poll saw the empty stream before the consumer (first pass) or with
+   * it (second pass). The twin (third pass) was never seen empty: the
+   * sequence is lost to it, on its first poll. */
+  for (int pass = 0; pass < 3; pass++) {
+    sim s;
+    sim_init(&s);
+    s.stream.retention = NL_RETENTION_INTEREST;
+    s.stream.first_seq = 10;
+    s.stream.last_seq = 10;
+    s.stream.msgs = 0;
+    s.consumer.delivered_stream_seq = 9;
+    s.consumer.ack_floor_stream_seq = 9;
+    if (pass == 0)
+      sim_poll_without_consumer(&s);
+    if (pass == 1)
+      sim_poll(&s);
+    s.stream.first_seq = 11;
+    for (int i = 0; i < 5; i++) {
+      s.stream.last_seq = 12 + (uint64_t)i;
+      s.stream.msgs = s.stream.last_seq - 10;
+      s.consumer.num_pending = s.stream.msgs;
+      sim_poll(&s);
+    }
+    if (pass < 2) {
+      CHECK_EQ_U(s.onsets[NL_SEQUENCE_GAP], 0);
+    } else {
+      CHECK(sim_active(&s, NL_SEQUENCE_GAP));
+      CHECK_EQ_U(s.first_onset_poll[NL_SEQUENCE_GAP], 1);
+    }
+    sim_free(&s);
+  }
+}
+
+void test_sequence_gap_behind_empty_stream_stays(void) {
+  /* A consumer behind when limits emptied the stream (it had read to 5,
+   * 6-10 are gone) lost them: the finding is raised at that poll and stays
+   * while it has read nothing since, though the stream was empty. */
+  sim s;
+  sim_init(&s);
+  s.consumer.delivered_stream_seq = 5;
+  s.consumer.delivered_consumer_seq = 5;
+  s.consumer.ack_floor_stream_seq = 5;
+  s.stream.max_msgs = 5;
+  s.stream.first_seq = 6;
+  s.stream.last_seq = 10;
+  s.stream.msgs = 5;
+  s.consumer.num_pending = 5;
+  sim_poll(&s);
+  s.stream.first_seq = 11;
+  s.stream.msgs = 0;
+  s.consumer.num_pending = 0;
+  sim_poll(&s);
+  CHECK(sim_active(&s, NL_SEQUENCE_GAP));
+  for (int i = 0; i < 5; i++)
+    sim_poll(&s);
+  CHECK(sim_active(&s, NL_SEQUENCE_GAP));
+  CHECK_EQ_U(s.onsets[NL_SEQUENCE_GAP], 1);
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(s.engine), "ORDERS", "proc");
+  CHECK(st != NULL && st->lost_total == 5);
+  sim_free(&s);
+}

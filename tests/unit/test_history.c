@@ -25,7 +25,7 @@ static nl_consumer_state *observe(nl_registry *reg, int64_t t_ns,
       .num_ack_pending = ack_pending,
   };
   bool was_reset;
-  return nl_registry_observe(reg, &c, &s, t_ns, gen, &was_reset);
+  return nl_registry_observe(reg, &c, &s, t_ns, gen, 0, &was_reset);
 }
 
 /* Every poll held reads back as it was observed, across large steps in
