@@ -132,8 +132,10 @@ denied() {
   shift 3
   mon "$@" >"$NL_TMP/denied-$name.out" 2>&1
   sleep 0.3
-  if grep -F "$kind Violation - User \"nats_lens\", Subject \"$subject" \
-    "$NL_TMP/priv.log" >/dev/null; then
+  # The user is named in the line up to 2.11 and in its prefix from 2.12.
+  if grep -F "$kind Violation - " "$NL_TMP/priv.log" |
+    grep -F "Subject \"$subject" |
+    grep -E 'User "nats_lens"|/user:nats_lens"' >/dev/null; then
     nl_pass "denied/$name" "$kind Violation on $subject"
   else
     nl_fail "denied/$name" "no $kind Violation for $subject"
