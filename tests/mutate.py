@@ -126,9 +126,9 @@ MUTATIONS = [
      "plugin/core/nl_history.c",
      "  if (s->msgs == 0 && s->first_seq <= c->delivered_stream_seq + 1 &&",
      "  if (s->msgs == 1 && s->first_seq <= c->delivered_stream_seq + 1 &&"),
-    ("sequences never stored count as unread", "plugin/core/nl_detect.c",
-     "  uint64_t read = c->delivered_stream_seq > st->unstored_through",
-     "  uint64_t read = c->delivered_stream_seq < st->unstored_through"),
+    ("sequences never stored count as unread", "plugin/core/nl_history.c",
+     "  return delivered_stream_seq > st->unstored_through ? delivered_stream_seq",
+     "  return delivered_stream_seq < st->unstored_through ? delivered_stream_seq"),
 ]
 
 

@@ -364,9 +364,7 @@ static bool detect_sequence_gap(const nl_consumer_state *st,
                                 const nl_stream_snap *s, nl_finding *f) {
   uint64_t level = 0;
   /* Sequences the stream never stored for it are not unread ones. */
-  uint64_t read = c->delivered_stream_seq > st->unstored_through
-                      ? c->delivered_stream_seq
-                      : st->unstored_through;
+  uint64_t read = nl_state_read_through(st, c->delivered_stream_seq);
   if (!c->filtered && s->first_seq > read + 1)
     level = s->first_seq - 1 - read;
   if (st->lost_last == 0 && level == 0)

@@ -15,13 +15,13 @@ typedef struct {
   int64_t last_seen_ns; /* Poll time it was last listed or missing. */
   nl_ext_stream_prev prev;
   nl_finding *active[NL_CLASS_COUNT]; /* Stream-level classes only. */
-  nl_seqclock *clock;          /* Of a max_age stream (owned), or NULL. */
-  unsigned unobservable_polls; /* Consecutive polls that could not see it. */
+  nl_seqclock *clock;            /* Of a max_age stream (owned), or NULL. */
+  unsigned unobservable_polls;   /* Consecutive polls that could not see it. */
+  int64_t unobservable_since_ns; /* The first of them. */
   /* The last sequence at the latest poll that saw the stream hold no
    * message (0: none seen): a consumer first seen after it can lose none
    * of those sequences. */
   uint64_t unstored_through;
-  int64_t unobservable_since_ns; /* The first of them. */
 } stream_total;
 
 /* Polls in a row a stream must stay unobservable before
@@ -656,13 +656,18 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
   const nl_seqclock **clock = malloc(ns * sizeof(*clock));
   for (size_t i = 0; clock != NULL && i < set->n_streams; i++)
     clock[i] = stream_clock(e, &set->streams[i], now_ns);
+  /* Out of memory, no sequence counts as never stored. */
+  uint64_t *unstored = calloc(ns, sizeof(*unstored));
+  for (size_t i = 0; unstored != NULL && i < set->n_streams; i++)
+    unstored[i] =
+        unstored_of(find_total(e, set->streams[i].name), &set->streams[i]);
   for (size_t i = 0; i < set->n_consumers; i++) {
     const nl_consumer_snap *c = &set->consumers[i];
     const nl_stream_snap *s = &set->streams[c->stream_index];
     bool reset;
-    const stream_total *held = find_total(e, s->name);
     nl_consumer_state *st = nl_registry_observe(
-        e->reg, c, s, now_ns, e->generation, unstored_of(held, s), &reset);
+        e->reg, c, s, now_ns, e->generation,
+        unstored != NULL ? unstored[c->stream_index] : 0, &reset);
     if (st == NULL)
       continue;
     /* Classes no detector below sets (the stream-level ones) stay off. */
@@ -724,6 +729,7 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
   free(lost);
   free(delivered);
   free(clock);
+  free(unstored);
   sweep_ctx ctx = {e, &view, sink, ud, 0, now_ns};
   nl_registry_sweep(e->reg, e->generation, keep_unlisted, report_gone, &ctx);
   free(names);

@@ -321,6 +321,12 @@ static uint32_t sat_add32(uint32_t a, uint64_t b) {
   return b >= (uint64_t)(UINT32_MAX - a) ? UINT32_MAX : a + (uint32_t)b;
 }
 
+uint64_t nl_state_read_through(const nl_consumer_state *st,
+                               uint64_t delivered_stream_seq) {
+  return delivered_stream_seq > st->unstored_through ? delivered_stream_seq
+                                                     : st->unstored_through;
+}
+
 /* Records in st what an empty stream s proves: when s holds no message and
  * the consumer is not behind its first sequence, none of the sequences up
  * to the last can be lost to it (they are gone, and it was not waiting for
@@ -356,10 +362,7 @@ static void account_loss(nl_consumer_state *st, const nl_sample *prev,
                           ? cur->delivered_stream_seq
                           : through;
       lost = sat_sub(hi, from);
-      range_first = (cur->delivered_stream_seq > st->unstored_through
-                         ? cur->delivered_stream_seq
-                         : st->unstored_through) +
-                    1;
+      range_first = nl_state_read_through(st, cur->delivered_stream_seq) + 1;
       range_last = hi;
     }
     /* Passed the head within the interval: what was evicted above the

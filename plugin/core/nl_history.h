@@ -188,6 +188,11 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
                                        uint32_t gen, uint64_t unstored_through,
                                        bool *was_reset);
 
+/* The highest stream sequence that cannot be unread by st's consumer: the
+ * larger of its delivered stream sequence and st->unstored_through. */
+uint64_t nl_state_read_through(const nl_consumer_state *st,
+                               uint64_t delivered_stream_seq);
+
 /* Looks a consumer up; returns NULL when it is not held. */
 nl_consumer_state *nl_registry_find(nl_registry *reg, const char *stream,
                                     const char *name);
