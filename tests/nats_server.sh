@@ -19,3 +19,25 @@ if [ -n "${NATS_SERVER:-}" ] && [ "${NL_NATS_SERVER_FOR:-}" != "$NATS_SERVER" ];
   export PATH="$nl_server_dir:$PATH" NL_NATS_SERVER_FOR=$NATS_SERVER
   unset nl_server_bin nl_server_dir
 fi
+
+# The directory of the newer nats-server builds the version matrix runs
+# (tests/run_all.sh) and that version-specific tests fall back on: by
+# default shared/bin beside the checkout's directory.
+NL_SERVER_BUILDS=${NL_SERVER_BUILDS:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/shared/bin}
+
+# nl_server_version: "MAJOR MINOR" of the nats-server on PATH (empty when
+# there is none).
+nl_server_version() {
+  nats-server --version 2>/dev/null | sed -n 's/.*v\([0-9]*\)\.\([0-9]*\).*/\1 \2/p'
+}
+
+# nl_server_release: the release of the nats-server on PATH, such as 2.12.0.
+nl_server_release() {
+  nats-server --version 2>&1 | head -n 1 | sed 's/^nats-server: v//'
+}
+
+# nl_server_build RELEASE: prints the path of the build of RELEASE in
+# NL_SERVER_BUILDS; fails when there is none.
+nl_server_build() {
+  [ -x "$NL_SERVER_BUILDS/nats-server-$1" ] && echo "$NL_SERVER_BUILDS/nats-server-$1"
+}

@@ -81,17 +81,17 @@ for script in tests/integration/test_*.sh; do
 done
 
 # The version matrix: the class and cluster tests again on each newer
-# nats-server, by default every ../shared/bin/nats-server-* next to the
-# checkout when the whole suite runs. NL_VERSIONS="PATH ..." names the
-# binaries (also with NL_ONLY), NL_VERSIONS=none skips the matrix, and
-# NL_VERSION_TESTS the scripts. The versions run side by side, each its
-# scripts one after another: the tests wait on the servers far more than
-# they compute, and each version's tests take their ports from a range of
-# its own (NL_PORT_SHIFT of tests/lib.sh). Their lines
-# are prefixed with the version, for example "PASS 2.12.0/classes/...".
+# nats-server, by default every nats-server-* of NL_SERVER_BUILDS
+# (tests/nats_server.sh) when the whole suite runs. NL_VERSIONS="PATH ..."
+# names the binaries (also with NL_ONLY), NL_VERSIONS=none skips the
+# matrix, and NL_VERSION_TESTS the scripts. The versions run side by
+# side, each its scripts one after another: the tests wait on the servers
+# far more than they compute, and each version's tests take their ports
+# from a range of its own (NL_PORT_SHIFT of tests/lib.sh). Their lines are
+# prefixed with the version, for example "PASS 2.12.0/classes/...".
 matrix=${NL_VERSIONS:-}
 if [ -z "$matrix" ] && [ -z "${NL_ONLY:-}" ]; then
-  matrix=$(ls ../shared/bin/nats-server-* 2>/dev/null | tr '\n' ' ')
+  matrix=$(ls "$NL_SERVER_BUILDS"/nats-server-* 2>/dev/null | tr '\n' ' ')
 fi
 [ "$matrix" = none ] && matrix=""
 tests=${NL_VERSION_TESTS:-test_classes test_new_classes test_cluster test_new_classes_cluster test_paused}
@@ -103,7 +103,7 @@ for bin in $matrix; do
   (
     export NATS_SERVER=$bin NL_PORT_SHIFT=$((i * 6000))
     . tests/nats_server.sh
-    version=$(nats-server --version 2>&1 | head -n 1 | sed 's/^nats-server: v//')
+    version=$(nl_server_release)
     echo "$version" >"$vdir/$i.version"
     start=$(date +%s)
     for t in $tests; do

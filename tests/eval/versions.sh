@@ -34,7 +34,7 @@ for bin in $VERSIONS; do
   version=$(
     NATS_SERVER=$bin
     . tests/nats_server.sh
-    nats-server --version 2>&1 | head -n 1 | sed 's/^nats-server: v//'
+    nl_server_release
   ) || exit 2
   dir="$OUT/versions/$version"
   rm -rf "$dir"

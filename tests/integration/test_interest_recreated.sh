@@ -9,13 +9,12 @@
 # delivered stream sequence + 1 is below the stream's first sequence, and
 # the plugin read the consumer) and that no SEQUENCE_GAP was raised for it.
 # Runs on the nats-server of the run when it is 2.10, else on the 2.10.16
-# build of ../shared/bin.
+# build of the version matrix (NL_SERVER_BUILDS, tests/nats_server.sh).
 set -u
-nl_version() { nats-server --version 2>/dev/null | sed -n 's/.*v\([0-9]*\)\.\([0-9]*\).*/\1 \2/p'; }
-read -r major minor <<<"$(nl_version)"
+. "$(dirname "$0")/../nats_server.sh"
+read -r major minor <<<"$(nl_server_version)"
 if [ "${major:-0}" -ne 2 ] || [ "${minor:-0}" -ne 10 ]; then
-  other=$(cd "$(dirname "$0")/../.." && pwd)/../shared/bin/nats-server-2.10.16
-  [ -x "$other" ] && export NATS_SERVER=$other
+  other=$(nl_server_build 2.10.16) && export NATS_SERVER=$other
 fi
 . "$(dirname "$0")/../lib.sh"
 nl_begin interest_recreated

@@ -7,17 +7,17 @@
 # paused one raises nothing while its pause lasts (it was observed: its
 # ack-pending count is read) and reports nats_lens_paused 1; resumed, it is
 # throttled like its twin. Runs on the nats-server of the run when it is
-# 2.11 or later, else on the 2.11.10 build of ../shared/bin.
+# 2.11 or later, else on the 2.11.10 build of the version matrix
+# (NL_SERVER_BUILDS, tests/nats_server.sh).
 set -u
-nl_version() { nats-server --version 2>/dev/null | sed -n 's/.*v\([0-9]*\)\.\([0-9]*\).*/\1 \2/p'; }
-read -r major minor <<<"$(nl_version)"
+. "$(dirname "$0")/../nats_server.sh"
+read -r major minor <<<"$(nl_server_version)"
 if [ "${major:-0}" -lt 2 ] || { [ "${major:-0}" -eq 2 ] && [ "${minor:-0}" -lt 11 ]; }; then
-  newer=$(cd "$(dirname "$0")/../.." && pwd)/../shared/bin/nats-server-2.11.10
-  [ -x "$newer" ] && export NATS_SERVER=$newer
+  newer=$(nl_server_build 2.11.10) && export NATS_SERVER=$newer
 fi
 . "$(dirname "$0")/../lib.sh"
 nl_begin paused
-read -r major minor <<<"$(nl_version)"
+read -r major minor <<<"$(nl_server_version)"
 if [ "${major:-0}" -eq 2 ] && [ "${minor:-0}" -lt 11 ]; then
   nl_fail setup/server "no nats-server 2.11 or later (NATS_SERVER)"
   nl_end

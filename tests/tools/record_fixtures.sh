@@ -10,7 +10,7 @@
 # Usage: tests/tools/record_fixtures.sh [OUTDIR]   (default tests/fixtures)
 #   NATS_SERVER  the nats-server binary (tests/nats_server.sh; default the
 #                one on PATH), e.g. for tests/fixtures/<version>/:
-#     NATS_SERVER=../shared/bin/nats-server-2.12.0 \
+#     NATS_SERVER=/opt/nats/nats-server-2.12.0 \
 #       tests/tools/record_fixtures.sh tests/fixtures/2.12.0
 #   PORT         server port (default a free one)
 set -eu

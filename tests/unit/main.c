@@ -33,6 +33,22 @@ char *nl_test_read_fixture(const char *name, size_t *len) {
   return buf;
 }
 
+const nl_stream_snap *nl_test_stream(const nl_snapshot_set *set,
+                                     const char *name) {
+  for (size_t i = 0; i < set->n_streams; i++)
+    if (strcmp(set->streams[i].name, name) == 0)
+      return &set->streams[i];
+  return NULL;
+}
+
+const nl_consumer_snap *nl_test_consumer(const nl_snapshot_set *set,
+                                         const char *name) {
+  for (size_t i = 0; i < set->n_consumers; i++)
+    if (strcmp(set->consumers[i].name, name) == 0)
+      return &set->consumers[i];
+  return NULL;
+}
+
 #define TESTS(X)                                                               \
   X(test_advisory_parse_fixtures)                                              \
   X(test_advisory_parse_hostile)                                               \

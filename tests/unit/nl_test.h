@@ -6,6 +6,8 @@
 #ifndef NL_TEST_H
 #define NL_TEST_H
 
+#include "core/nl_snapshot.h"
+
 #include <stdio.h>
 
 extern int nl_test_failures;
@@ -33,5 +35,12 @@ extern const char *nl_test_fixture_dir;
 
 /* Reads a fixture file into a malloc'd buffer; returns NULL if missing. */
 char *nl_test_read_fixture(const char *name, size_t *len);
+
+/* The first stream, or consumer (of any stream), named name in set; NULL
+ * when there is none. */
+const nl_stream_snap *nl_test_stream(const nl_snapshot_set *set,
+                                     const char *name);
+const nl_consumer_snap *nl_test_consumer(const nl_snapshot_set *set,
+                                         const char *name);
 
 #endif

@@ -74,19 +74,18 @@ static int parse_consumers(const fx_version *ver, const char *file,
 
 static const nl_consumer_snap *find_consumer(const nl_snapshot_set *set,
                                              const char *name) {
-  for (size_t i = 0; i < set->n_consumers; i++)
-    if (strcmp(set->consumers[i].name, name) == 0)
-      return &set->consumers[i];
-  fprintf(stderr, "  consumer %s not parsed\n", name);
-  return NULL;
+  const nl_consumer_snap *c = nl_test_consumer(set, name);
+  if (c == NULL)
+    fprintf(stderr, "  consumer %s not parsed\n", name);
+  return c;
 }
 
 /* Finds stream name in set, or adds a snapshot of it (for streams created
  * after STREAM.LIST was recorded); returns its index. */
 static size_t stream_index(nl_snapshot_set *set, const char *name) {
-  for (size_t i = 0; i < set->n_streams; i++)
-    if (strcmp(set->streams[i].name, name) == 0)
-      return i;
+  const nl_stream_snap *held = nl_test_stream(set, name);
+  if (held != NULL)
+    return (size_t)(held - set->streams);
   nl_stream_snap *s = nl_snapshot_set_add_stream(set);
   if (s != NULL)
     s->name = strdup(name);

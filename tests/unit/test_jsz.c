@@ -28,14 +28,6 @@ static int feed_lines(nl_jsz *z, const char *fixture) {
   return n;
 }
 
-static const nl_stream_snap *stream_of(const nl_snapshot_set *set,
-                                       const char *name) {
-  for (size_t i = 0; i < set->n_streams; i++)
-    if (strcmp(set->streams[i].name, name) == 0)
-      return &set->streams[i];
-  return NULL;
-}
-
 /* One server, three accounts; A and B both hold a stream ORDERS with a
  * consumer w: each account's set holds its own. */
 void test_jsz_single_server_accounts(void) {
@@ -68,7 +60,7 @@ void test_jsz_single_server_accounts(void) {
     CHECK_EQ_U(a->set.consumers[0].stream_index, 0);
     CHECK_EQ_U(c->set.n_streams, 1);
     CHECK_EQ_U(c->set.n_consumers, 0);
-    CHECK(stream_of(&c->set, "EV") != NULL);
+    CHECK(nl_test_stream(&c->set, "EV") != NULL);
   }
   nl_jsz_result_clear(&r);
   nl_jsz_free(z);
