@@ -25,6 +25,11 @@ def key_version(v):
     return [int(p) if p.isdigit() else p for p in v.split(".")]
 
 
+def new_cell():
+    """An empty table cell: counts of rounds and the latency medians."""
+    return dict(rounds=0, detected=0, fixed=0, resolved=0, other=0, p50=[])
+
+
 def load(dir_):
     """Returns {(class, topology): {rounds, detected, fixed, resolved,
     p50_ms}} of one version's eval.json, or None without one."""
@@ -39,14 +44,12 @@ def load(dir_):
         if topology.startswith("cluster, node killed"):
             # The node-kill rounds count only their false findings, in the
             # cluster's cell; their detections are in the version's report.
-            c = cells.setdefault((x["cls"], "cluster"), dict(
-                rounds=0, detected=0, fixed=0, resolved=0, other=0, p50=[]))
+            c = cells.setdefault((x["cls"], "cluster"), new_cell())
             c["other"] += x.get("other_class_notifications", 0)
             continue
         if topology not in TOPOLOGIES:
             continue
-        c = cells.setdefault((x["cls"], topology), dict(
-            rounds=0, detected=0, fixed=0, resolved=0, other=0, p50=[]))
+        c = cells.setdefault((x["cls"], topology), new_cell())
         c["rounds"] += x["rounds"]
         c["detected"] += x["detected"]
         c["fixed"] += x["fixed"]
