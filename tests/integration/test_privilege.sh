@@ -125,17 +125,22 @@ else
   nl_fail read-only/api-audit "$count audited, not list/info: ${bad:-none}"
 fi
 
-# denied SUBJECT-PATTERN KIND COMMAND...: the command, run as the monitoring
-# user, is refused by the server with a violation naming the subject.
+# violation_logged KIND SUBJECT USER: the server logged a KIND (Publish or
+# Subscription) violation of USER on SUBJECT. The user is named in the line
+# up to 2.11 and in its prefix from 2.12.
+violation_logged() {
+  grep -F "$1 Violation - " "$NL_TMP/priv.log" | grep -F "Subject \"$2" |
+    grep -E "User \"$3\"|/user:$3\"" >/dev/null
+}
+
+# denied NAME KIND SUBJECT COMMAND...: the command, run as the monitoring
+# user, is refused by the server with a violation naming the subject (the
+# server logs it when it refuses, so the check waits for the line).
 denied() {
   local name=$1 kind=$2 subject=$3
   shift 3
   mon "$@" >"$NL_TMP/denied-$name.out" 2>&1
-  sleep 0.3
-  # The user is named in the line up to 2.11 and in its prefix from 2.12.
-  if grep -F "$kind Violation - " "$NL_TMP/priv.log" |
-    grep -F "Subject \"$subject" |
-    grep -E 'User "nats_lens"|/user:nats_lens"' >/dev/null; then
+  if nl_retry 5 violation_logged "$kind" "$subject" nats_lens; then
     nl_pass "denied/$name" "$kind Violation on $subject"
   else
     nl_fail "denied/$name" "no $kind Violation for $subject"
@@ -190,9 +195,7 @@ else
   nl_fail forged/no-change "$changed"
 fi
 publish_as app_safe:safe-pw "$MD" '{}'
-sleep 0.3
-if grep -F "Publish Violation - User \"app_safe\", Subject \"$MD" \
-  "$NL_TMP/priv.log" >/dev/null; then
+if nl_retry 5 violation_logged Publish "$MD" app_safe; then
   nl_pass forged/denied "app_safe may not publish on \$JS.EVENT.>"
 else
   nl_fail forged/denied "no Publish Violation for app_safe"
