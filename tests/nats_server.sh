@@ -41,3 +41,15 @@ nl_server_release() {
 nl_server_build() {
   [ -x "$NL_SERVER_BUILDS/nats-server-$1" ] && echo "$NL_SERVER_BUILDS/nats-server-$1"
 }
+
+# nl_server_use_minor MINOR RELEASE: when the nats-server on PATH is not
+# 2.MINOR, exports NATS_SERVER as the build of RELEASE in NL_SERVER_BUILDS
+# (left as it is when there is none). Source tests/lib.sh after it.
+nl_server_use_minor() {
+  local major minor other
+  read -r major minor <<<"$(nl_server_version)"
+  if [ "${major:-0}" -ne 2 ] || [ "${minor:-0}" -ne "$1" ]; then
+    other=$(nl_server_build "$2") && export NATS_SERVER=$other
+  fi
+  return 0
+}

@@ -22,6 +22,10 @@ typedef struct {
    * message (0: none seen): a consumer first seen after it can lose none
    * of those sequences. */
   uint64_t unstored_through;
+  /* The latest poll saw it hold no message with first_seq equal to
+   * last_seq: its first sequence is one it never stored (see
+   * unstored_for). */
+  bool first_unstored;
 } stream_total;
 
 /* Polls in a row a stream must stay unobservable before
@@ -632,19 +636,50 @@ static const nl_seqclock *stream_clock(nl_engine *e, const nl_stream_snap *s,
   return t->clock;
 }
 
+/* What the polls before this one proved stream s never stored. */
+typedef struct {
+  uint64_t through;    /* As stream_total.unstored_through. */
+  bool first_unstored; /* As stream_total.first_unstored. */
+} unstored_mark;
+
 /* What t (may be NULL) knows of sequences stream s never stored, for a
- * consumer first seen now: 0 once the stream went back (created again). */
-static uint64_t unstored_of(const stream_total *t, const nl_stream_snap *s) {
-  return t != NULL && t->unstored_through <= s->last_seq ? t->unstored_through
-                                                         : 0;
+ * consumer first seen now: nothing once the stream went back (created
+ * again). */
+static unstored_mark unstored_of(const stream_total *t,
+                                 const nl_stream_snap *s) {
+  unstored_mark m = {0, false};
+  if (t != NULL && t->unstored_through <= s->last_seq) {
+    m.through = t->unstored_through;
+    m.first_unstored = t->first_unstored;
+  }
+  return m;
 }
 
-/* Keeps in t the last sequence of stream s when it holds no message. */
+/* The sequences consumer c, if first seen now, cannot have lost: those of
+ * m, and its own start when it starts one below a sequence the stream
+ * never stored. nats-server 2.10.8 to 2.10.16 report an empty memory
+ * stream whose last sequence was skipped (an interest stream without
+ * interest) with first_seq equal to last_seq; a consumer created on it
+ * with deliver policy all starts at that first sequence, so its start was
+ * published before it existed and never stored. A consumer that delivered
+ * nothing yet is still at its start. */
+static uint64_t unstored_for(unstored_mark m, const nl_consumer_snap *c) {
+  uint64_t start = c->delivered_stream_seq + 1;
+  if (m.first_unstored && c->deliver_all && c->delivered_consumer_seq == 0 &&
+      start > m.through)
+    return start;
+  return m.through;
+}
+
+/* Keeps in t what stream s shows of sequences it never stored. */
 static void note_empty(stream_total *t, const nl_stream_snap *s) {
   if (s->last_seq < t->unstored_through)
     t->unstored_through = 0;
-  if (s->msgs == 0)
+  t->first_unstored = false;
+  if (s->msgs == 0) {
     t->unstored_through = s->last_seq;
+    t->first_unstored = s->last_seq > 0 && s->first_seq == s->last_seq;
+  }
 }
 
 size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
@@ -657,7 +692,7 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
   for (size_t i = 0; clock != NULL && i < set->n_streams; i++)
     clock[i] = stream_clock(e, &set->streams[i], now_ns);
   /* Out of memory, no sequence counts as never stored. */
-  uint64_t *unstored = calloc(ns, sizeof(*unstored));
+  unstored_mark *unstored = calloc(ns, sizeof(*unstored));
   for (size_t i = 0; unstored != NULL && i < set->n_streams; i++)
     unstored[i] =
         unstored_of(find_total(e, set->streams[i].name), &set->streams[i]);
@@ -667,7 +702,8 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
     bool reset;
     nl_consumer_state *st = nl_registry_observe(
         e->reg, c, s, now_ns, e->generation,
-        unstored != NULL ? unstored[c->stream_index] : 0, &reset);
+        unstored != NULL ? unstored_for(unstored[c->stream_index], c) : 0,
+        &reset);
     if (st == NULL)
       continue;
     /* Classes no detector below sets (the stream-level ones) stay off. */
@@ -824,9 +860,9 @@ bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
   if (nl_registry_find(e->reg, c->stream, c->name) != NULL)
     return false;
   bool reset;
-  nl_consumer_state *st =
-      nl_registry_observe(e->reg, c, s, now_ns, e->generation,
-                          unstored_of(find_total(e, s->name), s), &reset);
+  nl_consumer_state *st = nl_registry_observe(
+      e->reg, c, s, now_ns, e->generation,
+      unstored_for(unstored_of(find_total(e, s->name), s), c), &reset);
   if (st == NULL)
     return false;
   bool active[NL_CLASS_COUNT] = {false};

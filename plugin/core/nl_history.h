@@ -137,7 +137,8 @@ typedef struct nl_consumer_state {
   uint64_t lost_last; /* Lost in the latest interval. */
   /* No sequence at or below it can be lost to this consumer: the stream
    * stored none of them when a poll saw it empty while the consumer was
-   * not behind, or before the consumer was first seen (0: none known). */
+   * not behind, or before the consumer was first seen, or it is the
+   * consumer's start that the stream never stored (0: none known). */
   uint64_t unstored_through;
   /* Allocated at the consumer's first loss (owned), or NULL. */
   nl_loss_range *loss;
@@ -179,9 +180,10 @@ size_t nl_registry_size(const nl_registry *reg);
  * memory runs out or when the consumer was already recorded in generation
  * gen (listed twice in one poll: pages shifted by concurrent creates or
  * deletes). *was_reset is set when an existing history was reset.
- * unstored_through is the last sequence of the stream at the latest earlier
- * poll that saw it hold no message (0: none): a consumer first seen now did
- * not exist then, so none of those sequences can be lost to it. */
+ * unstored_through is the highest sequence a consumer first seen now cannot
+ * have lost (0: none known): the last sequence of the stream at the latest
+ * earlier poll that saw it hold no message (the consumer did not exist
+ * then), or its own start when the stream never stored it. */
 nl_consumer_state *nl_registry_observe(nl_registry *reg,
                                        const nl_consumer_snap *c,
                                        const nl_stream_snap *s, int64_t now_ns,

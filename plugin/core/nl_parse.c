@@ -407,6 +407,8 @@ static int read_consumer(json_object *item, const char *stream,
   json_object *filters = member(cfg, "filter_subjects", json_type_array);
   c->filtered = (filter != NULL && filter[0] != '\0') ||
                 (filters != NULL && json_object_array_length(filters) > 0);
+  const char *policy = get_str(cfg, "deliver_policy");
+  c->deliver_all = policy != NULL && strcmp(policy, "all") == 0;
   const char *deliver = get_str(cfg, "deliver_subject");
   c->push = deliver != NULL && deliver[0] != '\0';
   const char *group = get_str(cfg, "deliver_group");

@@ -88,6 +88,8 @@ typedef struct {
   int64_t max_deliver;      /* -1 or 0: unlimited. */
   int64_t max_ack_pending;  /* -1 or 0: unlimited. */
   bool filtered;
+  /* deliver_policy "all": it starts at the stream's first sequence. */
+  bool deliver_all;
   bool push;
   bool push_bound;
   bool durable;

@@ -8,14 +8,14 @@
 # never stored. The test checks that this happened (the consumer's
 # delivered stream sequence + 1 is below the stream's first sequence, and
 # the plugin read the consumer) and that no SEQUENCE_GAP was raised for it.
+# Then the stream is deleted and created again under the same name: what
+# the plugin learnt of the old stream's never-stored sequences is
+# forgotten, and messages the new one removed unread are lost.
 # Runs on the nats-server of the run when it is 2.10, else on the 2.10.16
 # build of the version matrix (NL_SERVER_BUILDS, tests/nats_server.sh).
 set -u
 . "$(dirname "$0")/../nats_server.sh"
-read -r major minor <<<"$(nl_server_version)"
-if [ "${major:-0}" -ne 2 ] || [ "${minor:-0}" -ne 10 ]; then
-  other=$(nl_server_build 2.10.16) && export NATS_SERVER=$other
-fi
+nl_server_use_minor 10 2.10.16
 . "$(dirname "$0")/../lib.sh"
 nl_begin interest_recreated
 nl_pass setup/server "$(nats-server --version)"
@@ -63,5 +63,25 @@ if nl_notifications "IR/w" | grep -q "SEQUENCE_GAP"; then
   nl_fail no-sequence-gap "$(nl_notifications "IR/w" | grep SEQUENCE_GAP | head -n 1)"
 else
   nl_pass no-sequence-gap "no SEQUENCE_GAP for the consumer created again"
+fi
+# The stream deleted and created again under the same name with max_msgs 2:
+# its sequences start again at 1, below those the plugin saw the old stream
+# never store, and the 3 messages of 5 the new consumer never read are
+# lost to it.
+inj stream-delete IR >/dev/null &&
+  inj stream-create IR --subjects 'ir.>' --max-msgs 2 >/dev/null &&
+  inj consumer-create IR n >/dev/null &&
+  inj publish ir.x --count 5 >/dev/null || {
+  nl_fail setup/recreated "stream IR not created again"
+  exit 1
+}
+first=$(field '$JS.API.STREAM.INFO.IR' 'j["state"]["first_seq"]')
+start=$(field '$JS.API.CONSUMER.INFO.IR.n' 'j["delivered"]["stream_seq"]')
+nl_check setup/recreated-loss [ "first_seq $first, n at $start" = "first_seq 4, n at 0" ]
+if line=$(nl_wait_notification 20 "IR/n" "SEQUENCE_GAP" "lost_total=3," "first_lost_seq=1," \
+  "last_lost_seq=3,"); then
+  nl_pass recreated-stream-loss "${line#*message = }"
+else
+  nl_fail recreated-stream-loss "no SEQUENCE_GAP for 1-3 on the stream created again"
 fi
 nl_end

@@ -152,6 +152,8 @@ const nl_consumer_snap *nl_test_consumer(const nl_snapshot_set *set,
   X(test_sequence_gap_filtered_by_num_pending)                                 \
   X(test_sequence_gap_not_for_unstored)                                        \
   X(test_sequence_gap_behind_empty_stream_stays)                               \
+  X(test_sequence_gap_not_for_start_after_empty)                               \
+  X(test_sequence_gap_stream_recreated)                                        \
   X(test_recreated_consumer_resets_history)                                    \
   X(test_deleted_consumer_clears_findings)                                     \
   X(test_event_firing_json_fields)                                             \

@@ -1049,6 +1049,20 @@ static void sim_poll_without_consumer(sim *s) {
   s->t += SEC;
 }
 
+/* The sim with its stream as nats-server 2.10.16 reports an interest stream
+ * that dropped its messages for want of a consumer (no message, first_seq
+ * = last_seq = 10) and a consumer created on it (deliver policy all, at
+ * 9). */
+static void sim_init_skipped(sim *s) {
+  sim_init(s);
+  s->stream.retention = NL_RETENTION_INTEREST;
+  s->stream.first_seq = 10;
+  s->stream.last_seq = 10;
+  s->stream.msgs = 0;
+  s->consumer.deliver_all = true;
+  s->consumer.delivered_stream_seq = 9;
+}
+
 void test_sequence_gap_not_for_unstored(void) {
   /* nats-server 2.10.16: an interest stream that dropped its messages for
    * want of a consumer reads first_seq = last_seq = 10 with no message,
@@ -1059,12 +1073,7 @@ void test_sequence_gap_not_for_unstored(void) {
    * sequence is lost to it, on its first poll. */
   for (int pass = 0; pass < 3; pass++) {
     sim s;
-    sim_init(&s);
-    s.stream.retention = NL_RETENTION_INTEREST;
-    s.stream.first_seq = 10;
-    s.stream.last_seq = 10;
-    s.stream.msgs = 0;
-    s.consumer.delivered_stream_seq = 9;
+    sim_init_skipped(&s);
     s.consumer.ack_floor_stream_seq = 9;
     if (pass == 0)
       sim_poll_without_consumer(&s);
@@ -1083,6 +1092,100 @@ void test_sequence_gap_not_for_unstored(void) {
       CHECK(sim_active(&s, NL_SEQUENCE_GAP));
       CHECK_EQ_U(s.first_onset_poll[NL_SEQUENCE_GAP], 1);
     }
+    sim_free(&s);
+  }
+}
+
+/* Starts pass `pass` of test_sequence_gap_not_for_start_after_empty: its
+ * stream seen empty at sequence 10 by a poll without its consumer, as
+ * nats-server 2.10.16 reports it (first_seq = last_seq), or as 2.9 and
+ * 2.11 do (first_seq = last_seq + 1, pass 1). Pass 5 then sees messages
+ * stored for another consumer in a poll before this one's first. */
+static void empty_before_consumer(sim *s, int pass) {
+  sim_init_skipped(s);
+  if (pass == 1)
+    s->stream.first_seq = 11;
+  sim_poll_without_consumer(s);
+  if (pass == 5) {
+    s->stream.first_seq = 11;
+    s->stream.last_seq = 11;
+    s->stream.msgs = 1;
+    sim_poll_without_consumer(s);
+  }
+}
+
+void test_sequence_gap_not_for_start_after_empty(void) {
+  /* nats-server 2.10.16, a 3-node cluster: the poll before the consumer saw
+   * the stream empty at 10; 11 and 12 were published and dropped before
+   * the consumer was created at 11 (below first_seq = last_seq = 12), and
+   * it is first seen with 13-15 stored. 12 was never stored (pass 0). The
+   * twins lost a sequence stored for them: the empty stream read as 2.11
+   * reports it (1), deliver policy new (2), a consumer that delivered
+   * already (3), or 13 gone too (4, 13 lost); or the stream held messages
+   * at the poll just before (5). */
+  for (int pass = 0; pass < 6; pass++) {
+    sim s;
+    empty_before_consumer(&s, pass);
+    s.consumer.deliver_all = pass != 2;
+    s.consumer.delivered_consumer_seq = pass == 3 ? 1 : 0;
+    s.consumer.delivered_stream_seq = 11;
+    s.consumer.ack_floor_stream_seq = pass == 3 ? 11 : 0;
+    s.stream.first_seq = pass == 4 ? 14 : 13;
+    for (int i = 0; i < 5; i++) {
+      s.stream.last_seq = 15 + (uint64_t)i;
+      s.stream.msgs = s.stream.last_seq - s.stream.first_seq + 1;
+      s.consumer.num_pending = s.stream.msgs;
+      sim_poll(&s);
+    }
+    nl_consumer_state *st =
+        nl_registry_find(nl_engine_registry(s.engine), "ORDERS", "proc");
+    if (pass == 0) {
+      CHECK_EQ_U(s.onsets[NL_SEQUENCE_GAP], 0);
+    } else {
+      CHECK(sim_active(&s, NL_SEQUENCE_GAP));
+      CHECK_EQ_U(s.first_onset_poll[NL_SEQUENCE_GAP], 1);
+      CHECK(st != NULL && st->lost_total == 1);
+      CHECK(st != NULL && st->loss != NULL &&
+            st->loss->first_seq == (pass == 4 ? 13u : 12u));
+    }
+    sim_free(&s);
+  }
+}
+
+void test_sequence_gap_stream_recreated(void) {
+  /* The stream, seen empty at 10 with its consumer at 9, is deleted and
+   * created again (max_msgs 2): 1-5 are published, 1-3 removed unread. The
+   * marks of the old stream are forgotten and 1-3 are lost to the
+   * consumer, whether it was created again with the stream (pass 0: the
+   * engine's mark of the stream, and the first sequence it reported as
+   * never stored) or keeps its history (pass 1: the consumer's own mark,
+   * with a poll of the new stream before the loss). */
+  for (int pass = 0; pass < 2; pass++) {
+    sim s;
+    sim_init_skipped(&s);
+    sim_poll(&s);
+    s.stream.max_msgs = 2;
+    s.consumer.delivered_stream_seq = 0;
+    if (pass == 0) {
+      s.consumer.created_ns += 100 * SEC;
+    } else {
+      s.stream.first_seq = 1;
+      s.stream.last_seq = 2;
+      s.stream.msgs = 2;
+      s.consumer.num_pending = 2;
+      sim_poll(&s);
+      CHECK_EQ_U(s.onsets[NL_SEQUENCE_GAP], 0);
+    }
+    s.stream.first_seq = 4;
+    s.stream.last_seq = 5;
+    s.stream.msgs = 2;
+    s.consumer.num_pending = 2;
+    sim_poll(&s);
+    nl_consumer_state *st =
+        nl_registry_find(nl_engine_registry(s.engine), "ORDERS", "proc");
+    CHECK(sim_active(&s, NL_SEQUENCE_GAP));
+    CHECK(st != NULL && st->lost_total == 3);
+    CHECK(st != NULL && st->loss != NULL && st->loss->first_seq == 1);
     sim_free(&s);
   }
 }

@@ -134,6 +134,7 @@ static void check_consumers(const fx_version *ver, nl_snapshot_set *set) {
   CHECK(c && !c->push && c->durable && c->ack_policy == NL_ACK_EXPLICIT);
   CHECK(c && c->ack_wait_ns == 30 * SEC && c->max_ack_pending == 100);
   CHECK(c && c->ack_floor_stream_seq == 10 && c->ack_last_ns > 0);
+  CHECK(c && c->deliver_all);
   c = find_consumer(set, "PUSH_BOUND");
   CHECK(c && c->push && c->push_bound && !c->has_deliver_group);
   CHECK(c && c->ack_floor_stream_seq == 20);

@@ -149,6 +149,7 @@ void test_parse_consumer_list_inline(void) {
   CHECK_EQ_U(c->max_ack_pending, 7);
   CHECK(c->filtered && c->push && c->push_bound && c->has_deliver_group);
   CHECK(c->durable);
+  CHECK(!c->deliver_all); /* No deliver_policy: not known to start at first. */
   CHECK_EQ_U(c->delivered_consumer_seq, 12);
   CHECK_EQ_U(c->delivered_stream_seq, 10);
   CHECK_EQ_U(c->ack_floor_stream_seq, 8);
