@@ -306,7 +306,9 @@ nl_held_throttle() {
 
 # nl_apply_fix PORT COMMAND: applies a fix command the plugin printed
 # (`nats consumer edit S C ...` or `nats stream edit S ...`, the flags the
-# plugin prints) with nl-inject's consumer-edit or stream-edit, which
+# plugin prints: --max-msgs, --max-bytes, --max-msgs-per-subject,
+# --max-age, --replicas, --discard old|new for a stream) with nl-inject's
+# consumer-edit or stream-edit, which
 # change only the named settings as the nats CLI does, then reads the
 # configuration back from the server. Prints "field=value" for each
 # setting read back; returns 0 only when the server holds every value the
@@ -360,10 +362,14 @@ elif words[:3] == ["nats", "stream", "edit"] and len(words) >= 4:
     opts = dict(zip(flags[::2], flags[1::2]))
     edit, want = [], {}
     for flag, key in (("--max-msgs", "max_msgs"), ("--max-bytes", "max_bytes"),
-                      ("--replicas", "num_replicas")):
+                      ("--replicas", "num_replicas"),
+                      ("--max-msgs-per-subject", "max_msgs_per_subject")):
         if flag in opts:
             edit += [flag, opts[flag]]
             want[key] = int(opts[flag])
+    if opts.get("--discard") in ("old", "new"):
+        edit += ["--discard", opts["--discard"]]
+        want["discard"] = opts["--discard"]
     if "--max-age" in opts:
         edit += ["--max-age", str(secs(opts["--max-age"]))]
         want["max_age"] = int(secs(opts["--max-age"]) * 1e9)

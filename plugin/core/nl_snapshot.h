@@ -33,6 +33,8 @@ typedef enum {
   NL_ACK_NONE,
 } nl_ack_policy;
 
+struct nl_meta;
+
 typedef struct {
   char *name;
   nl_retention retention;
@@ -60,14 +62,28 @@ typedef struct {
    * the consumers this server leads, and so that none of its consumers is
    * taken for deleted; its stream-level classes are its leader's to judge. */
   bool elsewhere;
+  /* The per-subject limit (config max_msgs_per_subject; -1 or 0:
+   * unlimited), and whether discard new applies to it too
+   * (discard_new_per_subject). */
+  int64_t max_msgs_per_subject;
+  bool discard_new_per_subject;
+  /* The subjects the stream holds messages of (state.num_subjects). */
+  uint64_t num_subjects;
+  /* When the stream last stored a message (state.last_ts, server clock);
+   * 0 when it never did. */
+  int64_t last_ts_ns;
+  /* nats_lens.* metadata of the stream (nats-server 2.10+), or set from
+   * the plugin's StreamDeclaration option; owned. */
+  struct nl_meta *meta;
+  size_t n_meta;
 } nl_stream_snap;
 
 /* Most stream subjects kept from one item; the rest are dropped. */
 #define NL_SUBJECTS_MAX 256
 
-/* One declaration from a consumer's metadata (only keys starting with
- * "nats_lens." are kept; both strings owned). */
-typedef struct {
+/* One declaration from a consumer's or a stream's metadata (only keys
+ * starting with "nats_lens." are kept; both strings owned). */
+typedef struct nl_meta {
   char *key;
   char *value;
 } nl_meta;
@@ -192,6 +208,11 @@ int nl_consumer_snap_set_meta(nl_consumer_snap *c, const char *key,
 
 /* Returns the value of metadata key of c, or NULL when it is not set. */
 const char *nl_consumer_snap_meta(const nl_consumer_snap *c, const char *key);
+
+/* The same for the metadata of stream s. */
+int nl_stream_snap_set_meta(nl_stream_snap *s, const char *key,
+                            const char *value);
+const char *nl_stream_snap_meta(const nl_stream_snap *s, const char *key);
 
 /* Returns the effective redelivery delay of a consumer: the first backoff
  * step when it has one and it is shorter than ack_wait, else ack_wait; at

@@ -616,9 +616,10 @@ int nl_poll_outcome(nl_instance *inst, read_ctx *rc, int status,
   return 0;
 }
 
-size_t nl_apply_poll(nl_instance *inst, read_ctx *rc,
-                     const nl_snapshot_set *set, uint64_t *onsets,
-                     uint64_t *contradicted) {
+size_t nl_apply_poll(nl_instance *inst, read_ctx *rc, nl_snapshot_set *set,
+                     uint64_t *onsets, uint64_t *contradicted) {
+  const nl_instance *top = inst->parent != NULL ? inst->parent : inst;
+  nl_expect_apply_streams(top->stream_decls, top->n_stream_decls, set);
   nl_engine_sink sink = {sink_consumer, sink_stream, sink_transition};
   int64_t now_ns = (int64_t)CDTIME_T_TO_NS(rc->time);
   transition_list held = {0};

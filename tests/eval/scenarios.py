@@ -23,12 +23,13 @@ SHORT = {"ACK_WAIT_VIOLATION": "AW", "SEQUENCE_GAP": "GAP",
          "ACK_ALL_PARALLEL": "AAP", "RETENTION_RISK": "RR",
          "ACK_NONE_CONSUMER": "ANC", "INTEREST_NO_CONSUMERS": "INC",
          "PUSH_UNBOUND": "PU", "STREAM_SINGLE_REPLICA": "SR1",
-         "CONSUMER_UNOBSERVABLE": "UO"}
+         "CONSUMER_UNOBSERVABLE": "UO", "PUBLISH_REJECTED": "PR"}
 
 # The classes beyond the five (docs/detectors.md), in table order.
 EXT_CLASSES = ["MAX_DELIVER_EXHAUSTED", "ACK_ALL_PARALLEL", "RETENTION_RISK",
                "ACK_NONE_CONSUMER", "INTEREST_NO_CONSUMERS", "PUSH_UNBOUND",
-               "STREAM_SINGLE_REPLICA", "CONSUMER_UNOBSERVABLE"]
+               "STREAM_SINGLE_REPLICA", "CONSUMER_UNOBSERVABLE",
+               "PUBLISH_REJECTED"]
 ALL_CLASSES = CLASSES + EXT_CLASSES
 # Faults made by the consuming application: one row per injector language.
 # The others are pure configuration, injected with nl-inject (language
@@ -41,7 +42,7 @@ NODE_KILL = ("CONSUMER_UNOBSERVABLE",)
 # Classes about a stream: no consumer in the notification, the health event
 # or the CSV value (nats_lens_<class> without a type instance).
 STREAM_CLASSES = ("INTEREST_NO_CONSUMERS", "STREAM_SINGLE_REPLICA",
-                  "CONSUMER_UNOBSERVABLE")
+                  "CONSUMER_UNOBSERVABLE", "PUBLISH_REJECTED")
 # Notifications about the plugin's view, not about a delivery fault: never
 # counted as another class unless the case expects them.
 OPERATIONAL = ("CONSUMER_UNOBSERVABLE",)
@@ -451,6 +452,22 @@ def ext_case(cls, lang, rnd, d, replicas, tag="X"):
                     "STREAM_SINGLE_REPLICA on this R1 stream is right and "
                     "not counted",
                     trace=False, allowed=["STREAM_SINGLE_REPLICA"])
+    if cls == "PUBLISH_REJECTED":
+        # A publisher at 5 msg/s (going on after refusals, as one that does
+        # not check its acknowledgements) fills a discard-new stream of 20
+        # messages in 4 s; every later publish is refused. The fix is the
+        # printed one: max_msgs raised (here far enough that the publisher
+        # does not fill it again within the round).
+        return Case(name, stream, c, lang, cls, None,
+                    [tool(*st + ["--discard", "new", "--max-msgs", "20"])],
+                    [bg("pub", "publish", subj, "--count",
+                        str(5 * (int(dur) + 60)), "--rate", "5",
+                        "--keep-going")],
+                    [tool("stream-edit", stream, "--max-msgs", "1000000")],
+                    note="discard new, max_msgs 20; a publisher at 5 msg/s "
+                    "fills it and goes on after each refusal; fix: max_msgs "
+                    "raised (nats stream edit --max-msgs)",
+                    polled=("nats_lens_seq", "last"), trace=False)
     raise ValueError(cls)
 
 

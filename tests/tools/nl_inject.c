@@ -44,8 +44,11 @@ static const char *usage_text =
     "      [--storage file|memory] [--cluster NAME]  (placement in that\n"
     "                                     cluster; updates the stream if it\n"
     "                                     exists)\n"
+    "      [--discard old|new] [--max-msgs-per-subject N]\n"
+    "      [--discard-per-subject] [--metadata KEY=VALUE]\n"
     "  stream-edit NAME [--max-msgs N] [--max-bytes N] [--max-age SECONDS]\n"
-    "      [--replicas N]                 (the others kept, as `nats stream "
+    "      [--replicas N] [--max-msgs-per-subject N] [--discard old|new]\n"
+    "                                     (the others kept, as `nats stream "
     "edit`)\n"
     "  stream-delete NAME\n"
     "  consumer-create STREAM NAME [--filter SUBJ] [--ack explicit|all|none]\n"
@@ -53,8 +56,10 @@ static const char *usage_text =
     "      [--deliver-subject SUBJ] [--deliver-group G] [--backoff s1,s2,...]\n"
     "      [--deliver-policy all|new]     (push with --deliver-subject, else "
     "pull)\n"
+    "      [--replicas N] [--memory]\n"
     "  consumer-edit STREAM NAME [--ack-wait SECONDS] [--max-ack-pending N]\n"
-    "      [--max-deliver N] [--backoff none|s1,s2,...]  (the others kept, as\n"
+    "      [--max-deliver N] [--backoff none|s1,s2,...] [--replicas N]\n"
+    "                                     (the others kept, as\n"
     "                                     `nats consumer edit`)\n"
     "  consumer-delete STREAM NAME\n"
     "  publish SUBJECT --count N [--rate PER_SEC] [--size BYTES]\n"
@@ -91,9 +96,15 @@ static const char *usage_text =
     "Exit status: 0 success, 1 request or API error, 2 usage error.\n";
 
 /* Options that never take a value; every other option takes one. */
-static const char *flag_opts[] = {
-    "--in-progress", "--nak",        "--no-ack", "--help",
-    "--verbose",     "--keep-going", NULL};
+static const char *flag_opts[] = {"--in-progress",
+                                  "--nak",
+                                  "--no-ack",
+                                  "--help",
+                                  "--verbose",
+                                  "--keep-going",
+                                  "--memory",
+                                  "--discard-per-subject",
+                                  NULL};
 
 /* The parsed command line: positionals in order, options by name. */
 static struct {
@@ -400,10 +411,23 @@ static json_object *csv_array(const char *list, bool as_ns) {
   return arr;
 }
 
+/* Returns {"KEY":"VALUE"} for --metadata KEY=VALUE; exits 2 without '='. */
+static json_object *metadata_object(const char *kv) {
+  const char *eq = strchr(kv, '=');
+  if (eq == NULL || eq == kv)
+    die(2, "--metadata wants KEY=VALUE, got '%s'", kv);
+  char key[256];
+  snprintf(key, sizeof(key), "%.*s", (int)(eq - kv), kv);
+  json_object *m = json_object_new_object();
+  json_object_object_add(m, key, json_object_new_string(eq + 1));
+  return m;
+}
+
 /* stream-create: creates the stream, or updates it when it already exists. */
 static int cmd_stream_create(void) {
   check_args("--subjects --retention --max-msgs --max-bytes --max-age "
-             "--replicas --storage --cluster",
+             "--replicas --storage --cluster --discard --max-msgs-per-subject "
+             "--discard-per-subject --metadata",
              2, 2);
   const char *name = args.pos[1];
   const char *subjects = opt_str("--subjects", NULL);
@@ -429,7 +453,18 @@ static int cmd_stream_create(void) {
       cfg, "storage", json_object_new_string(opt_str("--storage", "memory")));
   json_object_object_add(cfg, "num_replicas",
                          json_object_new_int64(opt_ll("--replicas", 1)));
-  json_object_object_add(cfg, "discard", json_object_new_string("old"));
+  json_object_object_add(cfg, "discard",
+                         json_object_new_string(opt_str("--discard", "old")));
+  if (opt_has("--max-msgs-per-subject"))
+    json_object_object_add(
+        cfg, "max_msgs_per_subject",
+        json_object_new_int64(opt_ll("--max-msgs-per-subject", -1)));
+  if (opt_has("--discard-per-subject"))
+    json_object_object_add(cfg, "discard_new_per_subject",
+                           json_object_new_boolean(1));
+  if (opt_has("--metadata"))
+    json_object_object_add(cfg, "metadata",
+                           metadata_object(opt_str("--metadata", "")));
   /* --cluster: the stream's placement, one cluster of a super-cluster. */
   if (opt_has("--cluster")) {
     json_object *pl = json_object_new_object();
@@ -501,7 +536,8 @@ static bool int_differs(json_object *a, json_object *b, const char *key) {
  * and checks that the server kept the requested tunables. */
 static int cmd_consumer_create(void) {
   check_args("--filter --ack --ack-wait --max-deliver --max-ack-pending "
-             "--deliver-subject --deliver-group --backoff --deliver-policy",
+             "--deliver-subject --deliver-group --backoff --deliver-policy "
+             "--replicas --memory",
              3, 3);
   const char *stream = args.pos[1], *name = args.pos[2];
   json_object *cfg = json_object_new_object();
@@ -538,6 +574,11 @@ static int cmd_consumer_create(void) {
   if (opt_has("--backoff"))
     json_object_object_add(cfg, "backoff",
                            csv_array(opt_str("--backoff", ""), true));
+  if (opt_has("--replicas"))
+    json_object_object_add(cfg, "num_replicas",
+                           json_object_new_int64(opt_ll("--replicas", 0)));
+  if (opt_has("--memory"))
+    json_object_object_add(cfg, "mem_storage", json_object_new_boolean(1));
 
   json_object *req = json_object_new_object();
   json_object_object_add(req, "stream_name", json_object_new_string(stream));
@@ -625,7 +666,8 @@ static void edit_int(json_object *cfg, const char *key, const char *opt,
  * configuration, applies the options, sends it back, and prints the
  * values the server now holds. */
 static int cmd_consumer_edit(void) {
-  check_args("--ack-wait --max-ack-pending --max-deliver --backoff", 3, 3);
+  check_args("--ack-wait --max-ack-pending --max-deliver --backoff --replicas",
+             3, 3);
   const char *stream = args.pos[1], *name = args.pos[2];
   connect_server();
   char subj[SUBJ_MAX];
@@ -637,6 +679,7 @@ static int cmd_consumer_edit(void) {
   edit_int(cfg, "ack_wait", "--ack-wait", true);
   edit_int(cfg, "max_ack_pending", "--max-ack-pending", false);
   edit_int(cfg, "max_deliver", "--max-deliver", false);
+  edit_int(cfg, "num_replicas", "--replicas", false);
   /* --backoff none removes the backoff (as `nats consumer edit --backoff
    * none`); a list of seconds replaces it. */
   if (opt_has("--backoff")) {
@@ -655,9 +698,10 @@ static int cmd_consumer_edit(void) {
   json_object *rc = jobj(reply, "config");
   json_object *bo = jobj(rc, "backoff");
   printf("edited consumer %s.%s ack_wait_ns=%" PRId64
-         " max_ack_pending=%" PRId64 " max_deliver=%" PRId64 " backoff=%s\n",
+         " max_ack_pending=%" PRId64 " max_deliver=%" PRId64
+         " replicas=%" PRId64 " backoff=%s\n",
          stream, name, jint(rc, "ack_wait", 0), jint(rc, "max_ack_pending", 0),
-         jint(rc, "max_deliver", 0),
+         jint(rc, "max_deliver", 0), jint(rc, "num_replicas", 0),
          bo ? json_object_to_json_string_ext(bo, JSON_C_TO_STRING_PLAIN) : "-");
   json_object_put(reply);
   json_object_put(req);
@@ -669,7 +713,9 @@ static int cmd_consumer_edit(void) {
  * the rest of its configuration, as `nats stream edit` does; prints the
  * values the server now holds. */
 static int cmd_stream_edit(void) {
-  check_args("--max-msgs --max-bytes --max-age --replicas", 2, 2);
+  check_args("--max-msgs --max-bytes --max-age --replicas "
+             "--max-msgs-per-subject --discard",
+             2, 2);
   const char *name = args.pos[1];
   connect_server();
   char subj[SUBJ_MAX];
@@ -682,14 +728,20 @@ static int cmd_stream_edit(void) {
   edit_int(cfg, "max_bytes", "--max-bytes", false);
   edit_int(cfg, "max_age", "--max-age", true);
   edit_int(cfg, "num_replicas", "--replicas", false);
+  edit_int(cfg, "max_msgs_per_subject", "--max-msgs-per-subject", false);
+  if (opt_has("--discard"))
+    json_object_object_add(cfg, "discard",
+                           json_object_new_string(opt_str("--discard", "")));
   subjf(subj, "$JS.API.STREAM.UPDATE.%s", name);
   json_object *reply = js_request_ok(
       subj, json_object_to_json_string_ext(cfg, JSON_C_TO_STRING_PLAIN));
   json_object *rc = jobj(reply, "config");
   printf("edited stream %s max_msgs=%" PRId64 " max_bytes=%" PRId64
-         " max_age_ns=%" PRId64 " replicas=%" PRId64 "\n",
+         " max_age_ns=%" PRId64 " replicas=%" PRId64
+         " max_msgs_per_subject=%" PRId64 " discard=%s\n",
          name, jint(rc, "max_msgs", 0), jint(rc, "max_bytes", 0),
-         jint(rc, "max_age", 0), jint(rc, "num_replicas", 0));
+         jint(rc, "max_age", 0), jint(rc, "num_replicas", 0),
+         jint(rc, "max_msgs_per_subject", 0), jstr(rc, "discard", "?"));
   json_object_put(reply);
   json_object_put(info);
   return 0;

@@ -5,6 +5,8 @@
  * (the MSG_TERMINATED "reason" from 2.10.4, paused consumers from 2.11)
  * and what must not. */
 #include "core/nl_advisory.h"
+#include "core/nl_detect_rejected.h"
+#include "core/nl_expect.h"
 #include "core/nl_parse.h"
 #include "nl_test.h"
 
@@ -265,6 +267,58 @@ static void check_paused(const fx_version *ver, nl_snapshot_set *set) {
   CHECK(c->paused && c->pause_remaining_ns > 3500 * SEC);
 }
 
+/* Whether PUBLISH_REJECTED is raised for stream name of set on a second
+ * poll that saw it as the first did (the size limit needs two). */
+static bool rejected(const nl_snapshot_set *set, const char *name) {
+  const nl_stream_snap *s = nl_test_stream(set, name);
+  CHECK(s != NULL);
+  if (s == NULL)
+    return false;
+  int64_t t = s->last_ts_ns + 5 * SEC;
+  nl_full_prev first = nl_full_next(NULL, s, t - SEC);
+  nl_finding f;
+  return nl_detect_publish_rejected(s, &first, t, &f);
+}
+
+/* STREAM.LIST of the streams at their limits (stream_list_full.json): the
+ * fields PUBLISH_REJECTED reads, and which of them it raises; the
+ * declaration of FX_FULL_OK is metadata from 2.10 and, on any version, the
+ * plugin's StreamDeclaration (applied as the glue applies it). */
+static void check_full(const fx_version *ver) {
+  size_t len;
+  char *text = read_version_file(ver, "stream_list_full.json", &len);
+  if (text == NULL)
+    return;
+  nl_snapshot_set set = {0};
+  nl_page_info page;
+  char err[256] = "";
+  CHECK(nl_parse_stream_list(text, len, &set, &page, err, sizeof(err)) ==
+        NL_PARSE_OK);
+  free(text);
+  CHECK_EQ_U(set.n_streams, 6);
+  const nl_stream_snap *s = nl_test_stream(&set, "FX_FULL_SUBJ");
+  CHECK(s != NULL && s->discard_new && s->discard_new_per_subject &&
+        s->max_msgs_per_subject == 2 && s->num_subjects == 2 && s->msgs == 4 &&
+        s->last_ts_ns > 0);
+  s = nl_test_stream(&set, "FX_FULL_BYTES");
+  CHECK(s != NULL && s->max_bytes == 1000 && s->bytes > 1000 - 129 &&
+        nl_stream_full(s) == NL_FULL_BYTES);
+  s = nl_test_stream(&set, "FX_FULL_OK");
+  bool meta = at_least(ver, 2, 10, 0);
+  CHECK(s != NULL &&
+        (nl_stream_snap_meta(s, "nats_lens.full_ok") != NULL) == meta);
+  CHECK(rejected(&set, "FX_FULL_MSGS"));
+  CHECK(rejected(&set, "FX_FULL_BYTES"));
+  CHECK(rejected(&set, "FX_FULL_SUBJ"));
+  CHECK(!rejected(&set, "FX_FULL_ROOM"));
+  CHECK(!rejected(&set, "FX_FULL_OLD"));
+  CHECK(rejected(&set, "FX_FULL_OK") == !meta);
+  nl_expect_spec spec = {"FX_FULL_O?", NULL, "full_ok", "true"};
+  CHECK_EQ_U(nl_expect_apply_streams(&spec, 1, &set), 1);
+  CHECK(!rejected(&set, "FX_FULL_OK"));
+  nl_snapshot_set_clear(&set);
+}
+
 static int by_version(const void *a, const void *b) {
   const fx_version *x = a, *y = b;
   for (int i = 0; i < 3; i++)
@@ -295,6 +349,7 @@ void test_fixture_versions(void) {
     check_pages_and_errors(&versions[i], &set);
     check_advisories(&versions[i]);
     check_paused(&versions[i], &set);
+    check_full(&versions[i]);
     nl_snapshot_set_clear(&set);
     if (nl_test_failures != before)
       fprintf(stderr, "  in fixtures of nats-server %s\n", versions[i].name);
