@@ -70,7 +70,8 @@ static bool detect_unbound(nl_ext_state *x, const nl_consumer_state *st,
 
 /* The audit rules behind the consumer configuration classes. */
 #define CONSUMER_RULES                                                         \
-  ((1u << NL_AUDIT_ACK_NONE) | (1u << NL_AUDIT_ACK_ALL_PARALLEL))
+  ((1u << NL_AUDIT_ACK_NONE) | (1u << NL_AUDIT_ACK_ALL_PARALLEL) |             \
+   (1u << NL_AUDIT_CONSUMER_SINGLE_REPLICA))
 
 void nl_ext_take_audit(const nl_audit_result *r,
                        nl_finding *const held[NL_CLASS_COUNT],
@@ -140,6 +141,7 @@ void nl_ext_detect_config(const nl_consumer_state *st, const nl_ext_poll *ctx,
                           nl_finding out[NL_CLASS_COUNT]) {
   active[NL_ACK_NONE_CONSUMER] = false;
   active[NL_ACK_ALL_PARALLEL] = false;
+  active[NL_CONSUMER_SINGLE_REPLICA] = false;
   if (!p->config_classes)
     return;
   ctx->scratch->n = 0;

@@ -882,6 +882,8 @@ bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
                   found, key, now_ns, sink, ud);
   update_consumer(e, st, NL_ACK_ALL_PARALLEL, NL_ACK_ALL_PARALLEL, active,
                   found, key, now_ns, sink, ud);
+  update_consumer(e, st, NL_CONSUMER_SINGLE_REPLICA, NL_CONSUMER_SINGLE_REPLICA,
+                  active, found, key, now_ns, sink, ud);
   return true;
 }
 

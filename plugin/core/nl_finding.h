@@ -22,6 +22,7 @@ typedef enum {
   NL_CONSUMER_UNOBSERVABLE, /* Stream-level. */
   NL_STREAM_SINGLE_REPLICA, /* Stream-level. */
   NL_PUBLISH_REJECTED,      /* Stream-level. */
+  NL_CONSUMER_SINGLE_REPLICA,
   NL_CLASS_COUNT
 } nl_class;
 

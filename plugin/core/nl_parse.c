@@ -333,6 +333,8 @@ static int read_stream(json_object *item, nl_stream_snap *s) {
   s->num_subjects = get_u64(st, "num_subjects", 0);
   s->last_ts_ns = get_time(st, "last_ts");
   read_metadata(cfg, keep_stream_meta, s);
+  const char *storage = get_str(cfg, "storage");
+  s->memory_storage = storage != NULL && strcmp(storage, "memory") == 0;
   /* Only clustered servers name a cluster in the item. */
   const char *cluster =
       get_str(member(item, "cluster", json_type_object), "name");
@@ -443,6 +445,10 @@ static int read_consumer(json_object *item, const char *stream,
   c->num_redelivered = get_u64(item, "num_redelivered", 0);
   c->num_waiting = get_u64(item, "num_waiting", 0);
   c->num_pending = get_u64(item, "num_pending", 0);
+  c->num_replicas = (int)get_i64(cfg, "num_replicas", 0);
+  if (c->num_replicas < 0 || c->num_replicas > 1000)
+    c->num_replicas = 0;
+  c->mem_storage = get_bool(cfg, "mem_storage");
   c->paused = get_bool(item, "paused");
   c->pause_remaining_ns = c->paused ? get_i64(item, "pause_remaining", 0) : 0;
   return 0;

@@ -76,6 +76,8 @@ typedef struct {
    * the plugin's StreamDeclaration option; owned. */
   struct nl_meta *meta;
   size_t n_meta;
+  /* Storage "memory" (config.storage); file otherwise. */
+  bool memory_storage;
 } nl_stream_snap;
 
 /* Most stream subjects kept from one item; the rest are dropped. */
@@ -131,6 +133,10 @@ typedef struct {
    * operator's choice, so the consumer is not stalled. */
   bool paused;
   int64_t pause_remaining_ns;
+  /* Replicas asked for (config.num_replicas: 0 inherits the stream's),
+   * and whether its state is kept in memory (config.mem_storage). */
+  int num_replicas;
+  bool mem_storage;
 } nl_consumer_snap;
 
 /* A consumer by name (both owned), for the consumers a server stores a

@@ -247,10 +247,11 @@ static void send_transition(const read_ctx *rc, const char *stream,
      * many whole evidence items as collectd's 256-byte message limit
      * leaves room for (", ..." when some are left out; all of them are in
      * the meta fields). */
-    int n =
-        snprintf(msg, sizeof(msg), "%s %s%s%s%s%s: fix: %s; ",
-                 nl_class_name(f->cls), consumer[0] ? "" : "stream ", stream,
-                 consumer[0] ? "/" : "", consumer, in_account, f->fix_command);
+    int n = snprintf(msg, sizeof(msg), "%s %s%s%s%s%s: fix: %s; ",
+                     nl_class_name(f->cls), consumer[0] ? "" : "stream ",
+                     stream, consumer[0] ? "/" : "", consumer, in_account,
+                     f->fix_command[0] ? f->fix_command
+                                       : "no command, see the recommendation");
     if (n > 0 && (size_t)n < sizeof(msg))
       nl_finding_format_evidence(f, msg + n, sizeof(msg) - (size_t)n);
   } else

@@ -213,7 +213,7 @@ void test_advisory_queue_bounded(void) {
 }
 
 /* One engine with streams and consumers whose fields the tests change. */
-#define MAX_OBJ 8
+#define MAX_OBJ 10
 typedef struct {
   nl_engine *engine;
   int64_t t;
@@ -662,6 +662,92 @@ void test_config_classes_follow_audit(void) {
   add_consumer(&w, 0, "none")->ack_policy = NL_ACK_NONE;
   world_poll(&w);
   CHECK_EQ_U(w.onsets[NL_ACK_NONE_CONSUMER], 0);
+  world_free(&w);
+}
+
+/* CONSUMER_SINGLE_REPLICA: raised on the first poll for a durable with
+ * acks whose state one server holds (num_replicas 1 on an R3 stream) or
+ * that keeps it in memory on a file stream; held while so, with one onset;
+ * cleared at once by the edit. Silent: a durable that inherits the
+ * stream's replicas (num_replicas 0) or asks for them, an ephemeral or
+ * ack-none consumer (an ordered read, a key-value watcher: R1 in memory by
+ * design), mem_storage on a memory stream, and every consumer of an R1
+ * stream. A consumer announced by a CREATED advisory is raised at once. */
+void test_consumer_single_replica(void) {
+  world w;
+  world_init(&w, true);
+  nl_stream_snap *r3 = add_stream(&w, "R3");
+  r3->replicas = 3;
+  r3->cluster = "C1";
+  nl_stream_snap *m3 = add_stream(&w, "M3");
+  m3->replicas = 3;
+  m3->cluster = "C1";
+  m3->memory_storage = true;
+  nl_stream_snap *r1 = add_stream(&w, "R1");
+  r1->replicas = 1;
+  r1->cluster = "C1";
+  nl_consumer_snap *one = add_consumer(&w, 0, "one");
+  one->num_replicas = 1;
+  one->ack_floor_stream_seq = 41;
+  nl_consumer_snap *mem = add_consumer(&w, 0, "mem");
+  mem->mem_storage = true;
+  mem->ack_floor_stream_seq = 41;
+  add_consumer(&w, 0, "inherit"); /* num_replicas 0. */
+  add_consumer(&w, 0, "three")->num_replicas = 3;
+  nl_consumer_snap *ordered = add_consumer(&w, 0, "ordered");
+  ordered->durable = false;
+  ordered->ack_policy = NL_ACK_NONE;
+  ordered->mem_storage = true;
+  ordered->num_replicas = 1;
+  nl_consumer_snap *none = add_consumer(&w, 0, "none");
+  none->ack_policy = NL_ACK_NONE;
+  none->num_replicas = 1;
+  nl_consumer_snap *eph = add_consumer(&w, 0, "eph"); /* Acks, ephemeral. */
+  eph->durable = false;
+  eph->num_replicas = 1;
+  add_consumer(&w, 1, "mem")->mem_storage = true;
+  add_consumer(&w, 2, "one")->num_replicas = 1;
+  world_poll(&w);
+  CHECK(active_for(&w, "R3", "one", NL_CONSUMER_SINGLE_REPLICA));
+  CHECK(active_for(&w, "R3", "mem", NL_CONSUMER_SINGLE_REPLICA));
+  CHECK_EQ_U(w.onsets[NL_CONSUMER_SINGLE_REPLICA], 2);
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(w.engine), "R3", "one");
+  const nl_finding *f =
+      st != NULL ? st->active[NL_CONSUMER_SINGLE_REPLICA] : NULL;
+  CHECK(f != NULL && f->severity == NL_SEVERITY_WARNING &&
+        strcmp(f->fix_command, "nats consumer edit R3 one --replicas 3") == 0 &&
+        nl_finding_get(f, "consumer_replicas", 0) == 1);
+  /* mem_storage: no command (the nats CLI cannot change it), a new
+   * consumer starting after the ack floor instead. */
+  st = nl_registry_find(nl_engine_registry(w.engine), "R3", "mem");
+  f = st != NULL ? st->active[NL_CONSUMER_SINGLE_REPLICA] : NULL;
+  CHECK(f != NULL && f->fix_command[0] == '\0' &&
+        strstr(f->recommendation, "--deliver 42") != NULL);
+  for (int i = 0; i < 5; i++)
+    world_poll(&w);
+  CHECK_EQ_U(w.onsets[NL_CONSUMER_SINGLE_REPLICA], 2);
+  CHECK_EQ_U(w.clears[NL_CONSUMER_SINGLE_REPLICA], 0);
+  /* The edit clears at once. */
+  one->num_replicas = 3;
+  world_poll(&w);
+  CHECK(!active_for(&w, "R3", "one", NL_CONSUMER_SINGLE_REPLICA));
+  CHECK_EQ_U(w.clears[NL_CONSUMER_SINGLE_REPLICA], 1);
+  /* A consumer created while the plugin runs, read from its CREATED
+   * advisory. */
+  nl_snapshot_set set = {0};
+  nl_stream_snap *s = nl_snapshot_set_add_stream(&set);
+  s->name = strdup("R3");
+  s->replicas = 3;
+  nl_consumer_snap *c = nl_snapshot_set_add_consumer(&set);
+  c->stream = strdup("R3");
+  c->name = strdup("late");
+  c->durable = true;
+  c->num_replicas = 1;
+  nl_engine_sink sink = {NULL, NULL, on_transition};
+  CHECK(nl_engine_created(w.engine, &set, w.t, &sink, &w));
+  CHECK(active_for(&w, "R3", "late", NL_CONSUMER_SINGLE_REPLICA));
+  nl_snapshot_set_clear(&set);
   world_free(&w);
 }
 
