@@ -159,6 +159,21 @@ MUTATIONS = [
      "plugin/core/nl_engine.c",
      "  t->first_unstored = false;\n  if (s->msgs == 0) {",
      "  if (s->msgs == 0) {"),
+    ("a declared processing time raises nothing in the plugin",
+     "plugin/core/nl_audit.c",
+     "  case NL_AUDIT_ACK_WAIT_BELOW_PROCESSING:\n    return NL_ACK_WAIT_VIOLATION;",
+     "  case NL_AUDIT_ACK_WAIT_BELOW_PROCESSING:\n    return NL_CLASS_COUNT;"),
+    ("the fix of observed redeliveries ignores the declared time",
+     "plugin/core/nl_detect.c",
+     "  return declared > rec ? declared : rec;", "  return rec;"),
+    ("MISSING_PROGRESS beside ACK_WAIT_VIOLATION from a declaration",
+     "plugin/core/nl_detect_ext.c",
+     "  active[NL_ACK_WAIT_VIOLATION] = true;\n  active[NL_MISSING_PROGRESS] = false;",
+     "  active[NL_ACK_WAIT_VIOLATION] = true;"),
+    ("an unreadable declaration is told at every poll",
+     "plugin/core/nl_detect_ext.c",
+     "  if (x == NULL || x->bad_declaration == bad)",
+     "  if (x == NULL)"),
 ]
 
 

@@ -381,7 +381,7 @@ static void rule_ack_wait(audit_run *a, const nl_consumer_snap *c,
                       NL_SEVERITY_CRITICAL, c->stream, c->name);
   if (f == NULL)
     return;
-  double rec = ceil(1.5 * nl_seconds(e->max_processing_ns));
+  double rec = nl_detect_declared_ack_wait_s(c);
   nl_finding_add(f, "ack_wait_s", nl_seconds(c->ack_wait_ns));
   nl_finding_add(f, "redelivery_delay_s", nl_seconds(delay));
   nl_finding_add(f, "declared_max_processing_s",
@@ -679,6 +679,8 @@ nl_class nl_audit_plugin_class(nl_audit_class cls) {
     return NL_ACK_NONE_CONSUMER;
   case NL_AUDIT_ACK_ALL_PARALLEL:
     return NL_ACK_ALL_PARALLEL;
+  case NL_AUDIT_ACK_WAIT_BELOW_PROCESSING:
+    return NL_ACK_WAIT_VIOLATION;
   case NL_AUDIT_INTEREST_NO_CONSUMERS:
     return NL_INTEREST_NO_CONSUMERS;
   case NL_AUDIT_R1_ON_CLUSTER:

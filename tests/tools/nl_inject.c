@@ -53,9 +53,11 @@ static const char *usage_text =
     "      [--deliver-subject SUBJ] [--deliver-group G] [--backoff s1,s2,...]\n"
     "      [--deliver-policy all|new]     (push with --deliver-subject, else "
     "pull)\n"
+    "      [--metadata KEY=VALUE]...      (nats-server 2.10+; repeatable)\n"
     "  consumer-edit STREAM NAME [--ack-wait SECONDS] [--max-ack-pending N]\n"
     "      [--max-deliver N] [--backoff none|s1,s2,...]  (the others kept, as\n"
     "                                     `nats consumer edit`)\n"
+    "      [--metadata KEY=VALUE]...      (sets KEY, the other keys kept)\n"
     "  consumer-delete STREAM NAME\n"
     "  publish SUBJECT --count N [--rate PER_SEC] [--size BYTES]\n"
     "      [--keep-going]                 (a failed publish is counted, not "
@@ -497,11 +499,62 @@ static bool int_differs(json_object *a, json_object *b, const char *key) {
   return jint(a, key, 0) != jint(b, key, 0);
 }
 
+/* Finds the first --metadata KEY=VALUE option at index from or later:
+ * returns its index and sets *key (malloc'd, the caller frees it) and
+ * *value (borrowed), or returns -1 when there is none. Exits 2 on an
+ * option without '=' or with an empty key. */
+static int metadata_opt(int from, char **key, const char **value) {
+  for (int i = from; i < args.nopt; i++) {
+    if (strcmp(args.opt_name[i], "--metadata") != 0)
+      continue;
+    const char *kv = args.opt_val[i], *eq = strchr(kv, '=');
+    if (eq == NULL || eq == kv)
+      die(2, "--metadata wants KEY=VALUE, got '%s'", kv);
+    if ((*key = strndup(kv, (size_t)(eq - kv))) == NULL)
+      die(1, "out of memory");
+    *value = eq + 1;
+    return i;
+  }
+  return -1;
+}
+
+/* Sets each --metadata KEY=VALUE option, in order, in the "metadata"
+ * object of cfg (created when missing; other keys kept). */
+static void set_metadata(json_object *cfg) {
+  json_object *meta = jobj(cfg, "metadata");
+  char *key;
+  const char *value;
+  for (int i = 0; (i = metadata_opt(i, &key, &value)) >= 0; i++) {
+    if (meta == NULL || !json_object_is_type(meta, json_type_object)) {
+      meta = json_object_new_object();
+      json_object_object_add(cfg, "metadata", meta);
+    }
+    json_object_object_add(meta, key, json_object_new_string(value));
+    free(key);
+  }
+}
+
+/* Returns true when the "metadata" object of have holds every --metadata
+ * KEY=VALUE option given (the server may add keys of its own). */
+static bool metadata_kept(json_object *have) {
+  json_object *h = jobj(have, "metadata");
+  char *key;
+  const char *value;
+  bool kept = true;
+  for (int i = 0; (i = metadata_opt(i, &key, &value)) >= 0; i++) {
+    const char *got = jstr(h, key, NULL);
+    kept = kept && got != NULL && strcmp(got, value) == 0;
+    free(key);
+  }
+  return kept;
+}
+
 /* consumer-create: creates a durable consumer, or updates it when it exists,
  * and checks that the server kept the requested tunables. */
 static int cmd_consumer_create(void) {
   check_args("--filter --ack --ack-wait --max-deliver --max-ack-pending "
-             "--deliver-subject --deliver-group --backoff --deliver-policy",
+             "--deliver-subject --deliver-group --backoff --deliver-policy "
+             "--metadata",
              3, 3);
   const char *stream = args.pos[1], *name = args.pos[2];
   json_object *cfg = json_object_new_object();
@@ -538,6 +591,7 @@ static int cmd_consumer_create(void) {
   if (opt_has("--backoff"))
     json_object_object_add(cfg, "backoff",
                            csv_array(opt_str("--backoff", ""), true));
+  set_metadata(cfg);
 
   json_object *req = json_object_new_object();
   json_object_object_add(req, "stream_name", json_object_new_string(stream));
@@ -593,6 +647,11 @@ static int cmd_consumer_create(void) {
     fprintf(stderr, "nl-inject: warning: backoff not kept by the server\n");
     kept = 0;
   }
+  if (!metadata_kept(rc)) {
+    fprintf(stderr, "nl-inject: warning: metadata not kept by the server "
+                    "(nats-server 2.9 drops it)\n");
+    kept = 0;
+  }
   printf("%s consumer %s.%s kind=%s ack_policy=%s ack_wait_ns=%" PRId64
          " max_deliver=%" PRId64 " max_ack_pending=%" PRId64
          " filter=%s backoff=%s\n",
@@ -625,7 +684,9 @@ static void edit_int(json_object *cfg, const char *key, const char *opt,
  * configuration, applies the options, sends it back, and prints the
  * values the server now holds. */
 static int cmd_consumer_edit(void) {
-  check_args("--ack-wait --max-ack-pending --max-deliver --backoff", 3, 3);
+  check_args("--ack-wait --max-ack-pending --max-deliver --backoff "
+             "--metadata",
+             3, 3);
   const char *stream = args.pos[1], *name = args.pos[2];
   connect_server();
   char subj[SUBJ_MAX];
@@ -646,6 +707,7 @@ static int cmd_consumer_edit(void) {
     else
       json_object_object_add(cfg, "backoff", csv_array(bo, true));
   }
+  set_metadata(cfg);
   json_object *req = json_object_new_object();
   json_object_object_add(req, "stream_name", json_object_new_string(stream));
   json_object_object_add(req, "config", json_object_get(cfg));
@@ -654,11 +716,18 @@ static int cmd_consumer_edit(void) {
       subj, json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
   json_object *rc = jobj(reply, "config");
   json_object *bo = jobj(rc, "backoff");
+  json_object *meta = jobj(rc, "metadata");
   printf("edited consumer %s.%s ack_wait_ns=%" PRId64
-         " max_ack_pending=%" PRId64 " max_deliver=%" PRId64 " backoff=%s\n",
+         " max_ack_pending=%" PRId64 " max_deliver=%" PRId64
+         " backoff=%s metadata=%s\n",
          stream, name, jint(rc, "ack_wait", 0), jint(rc, "max_ack_pending", 0),
          jint(rc, "max_deliver", 0),
-         bo ? json_object_to_json_string_ext(bo, JSON_C_TO_STRING_PLAIN) : "-");
+         bo ? json_object_to_json_string_ext(bo, JSON_C_TO_STRING_PLAIN) : "-",
+         meta ? json_object_to_json_string_ext(meta, JSON_C_TO_STRING_PLAIN)
+              : "-");
+  if (!metadata_kept(rc))
+    die(1, "consumer %s.%s: the server did not keep the metadata", stream,
+        name);
   json_object_put(reply);
   json_object_put(req);
   json_object_put(info);

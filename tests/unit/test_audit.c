@@ -535,6 +535,9 @@ void test_audit_severity_matches_plugin_class(void) {
   nl_consumer_snap *c = add_consumer(&set, s, "all_waiting");
   c->ack_policy = NL_ACK_ALL;
   c->num_waiting = 2;
+  c = add_consumer(&set, s, "declared");
+  c->ack_wait_ns = 2000000000LL;
+  nl_consumer_snap_set_meta(c, "nats_lens.max_processing", "5s");
   size_t in = add_stream(&set, "IN");
   set.streams[in].retention = NL_RETENTION_INTEREST;
   set.streams[in].consumer_count = 0;
@@ -549,7 +552,7 @@ void test_audit_severity_matches_plugin_class(void) {
     mapped++;
     CHECK(r.items[i].f.severity == nl_class_severity(cls));
   }
-  CHECK_EQ_U(mapped, 7);
+  CHECK_EQ_U(mapped, 8);
   const nl_audit_finding *f = find(&r, NL_AUDIT_UNOBSERVABLE, "GONE", NULL);
   CHECK(f != NULL && nl_finding_get(&f->f, "stream_missing", 0) == 1);
   f = find(&r, NL_AUDIT_UNOBSERVABLE, "S", NULL);
