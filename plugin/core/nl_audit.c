@@ -162,7 +162,12 @@ static void rule_ack_all(audit_run *a, const nl_consumer_snap *c,
       c->max_ack_pending == 1 || (c->push && !c->has_deliver_group) ||
       e->workers == 1)
     return;
-  bool parallel = e->workers > 1 || c->has_deliver_group || c->num_waiting >= 2;
+  /* Pull requests waiting are workers ready to take messages at once,
+   * except with a pinned client (nats-server 2.11+): the server delivers
+   * to the pinned client alone, and the requests of the others wait
+   * unserved, so they show no worker processing beside it. */
+  bool parallel = e->workers > 1 || c->has_deliver_group ||
+                  (c->num_waiting >= 2 && !c->pinned_client);
   /* A warning either way, as the plugin's ACK_ALL_PARALLEL class: the two
    * must never disagree. parallel_seen tells the forms apart. */
   nl_finding *f = add(a, NL_AUDIT_ACK_ALL_PARALLEL, NL_SEVERITY_WARNING,
@@ -177,6 +182,8 @@ static void rule_ack_all(audit_run *a, const nl_consumer_snap *c,
   nl_finding_add(f, "max_ack_pending", (double)c->max_ack_pending);
   nl_finding_add(f, "num_ack_pending", (double)c->num_ack_pending);
   nl_finding_add(f, "parallel_seen", parallel ? 1 : 0);
+  if (c->pinned_client)
+    nl_finding_add(f, "pinned_client", 1);
   if (parallel)
     snprintf(f->description, sizeof(f->description),
              "ack_policy all with parallel workers (%s): one worker's ack "

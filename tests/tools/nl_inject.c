@@ -54,6 +54,8 @@ static const char *usage_text =
     "      [--deliver-policy all|new]     (push with --deliver-subject, else "
     "pull)\n"
     "      [--metadata KEY=VALUE]...      (nats-server 2.10+; repeatable)\n"
+    "      [--priority-group G --priority-policy overflow|pinned_client|\n"
+    "      prioritized [--priority-timeout SECONDS]]  (pull, 2.11+)\n"
     "  consumer-edit STREAM NAME [--ack-wait SECONDS] [--max-ack-pending N]\n"
     "      [--max-deliver N] [--backoff none|s1,s2,...]  (the others kept, as\n"
     "                                     `nats consumer edit`)\n"
@@ -70,6 +72,8 @@ static const char *usage_text =
     "      [--nak | --nak-seq-mod K | --no-ack] [--term-seq-mod K]\n"
     "      [--nak-first-delay-ms MS] [--nak-retries N]\n"
     "      [--max-msgs N] [--expires-ms MS] [--verbose]\n"
+    "      [--group G [--min-pending N] [--priority N]]  (pull requests of\n"
+    "      priority group G; each worker sends back the pin id it was given)\n"
     "      (lognormal: each message takes P x exp(S x z) ms, z standard\n"
     "      normal, capped at 20 x P; S default 0.5, N default 1, one "
     "generator\n"
@@ -554,7 +558,7 @@ static bool metadata_kept(json_object *have) {
 static int cmd_consumer_create(void) {
   check_args("--filter --ack --ack-wait --max-deliver --max-ack-pending "
              "--deliver-subject --deliver-group --backoff --deliver-policy "
-             "--metadata",
+             "--metadata --priority-group --priority-policy --priority-timeout",
              3, 3);
   const char *stream = args.pos[1], *name = args.pos[2];
   json_object *cfg = json_object_new_object();
@@ -592,6 +596,19 @@ static int cmd_consumer_create(void) {
     json_object_object_add(cfg, "backoff",
                            csv_array(opt_str("--backoff", ""), true));
   set_metadata(cfg);
+  if (opt_has("--priority-group")) {
+    json_object *groups = json_object_new_array();
+    json_object_array_add(
+        groups, json_object_new_string(opt_str("--priority-group", "")));
+    json_object_object_add(cfg, "priority_groups", groups);
+    json_object_object_add(
+        cfg, "priority_policy",
+        json_object_new_string(opt_str("--priority-policy", "overflow")));
+  }
+  if (opt_has("--priority-timeout"))
+    json_object_object_add(
+        cfg, "priority_timeout",
+        json_object_new_int64(sec_to_ns(opt_double("--priority-timeout", 0))));
 
   json_object *req = json_object_new_object();
   json_object_object_add(req, "stream_name", json_object_new_string(stream));
@@ -917,6 +934,9 @@ static struct {
   double sigma;       /* --process-sigma */
   uint64_t seed;      /* --seed, as two's complement */
   int64_t stagger_ms; /* worker i starts i x this late */
+  const char *group;  /* --group: the priority group of pull requests. */
+  int64_t min_pending, priority; /* --min-pending, --priority (0: none). */
+  atomic_llong pinned;           /* Deliveries that carried a pin id. */
   natsSubscription *push_sub;
   pthread_mutex_t push_mu;
   atomic_llong received, redelivered_seen, acked, naked, termed;
@@ -1118,14 +1138,29 @@ static void *pull_worker(void *arg) {
   if (natsInbox_Create(&inbox) != NATS_OK ||
       natsConnection_SubscribeSync(&sub, g_nc, inbox) != NATS_OK)
     die(1, "worker %d: cannot subscribe to an inbox", id);
+  char pin[64] = ""; /* The pin id the server gave this worker. */
   stagger_wait(id);
   while (!run.stop && mono_ms() < run.deadline_ms - 20) {
     int64_t remaining = run.deadline_ms - mono_ms();
     int64_t expires = remaining < run.expires_ms ? remaining : run.expires_ms;
-    char body[128];
-    snprintf(body, sizeof body,
-             "{\"batch\":%" PRId64 ",\"expires\":%" PRId64 "}", run.batch,
-             expires * 1000000);
+    char body[512];
+    int n = snprintf(body, sizeof body,
+                     "{\"batch\":%" PRId64 ",\"expires\":%" PRId64, run.batch,
+                     expires * 1000000);
+    /* A priority group's request names it, and the pin id this worker was
+     * given (pinned_client), its overflow threshold or its priority. */
+    if (run.group != NULL)
+      n += snprintf(body + n, sizeof body - (size_t)n, ",\"group\":\"%s\"",
+                    run.group);
+    if (pin[0] != '\0')
+      n += snprintf(body + n, sizeof body - (size_t)n, ",\"id\":\"%s\"", pin);
+    if (run.min_pending > 0)
+      n += snprintf(body + n, sizeof body - (size_t)n,
+                    ",\"min_pending\":%" PRId64, run.min_pending);
+    if (run.priority > 0)
+      n += snprintf(body + n, sizeof body - (size_t)n, ",\"priority\":%" PRId64,
+                    run.priority);
+    snprintf(body + n, sizeof body - (size_t)n, "}");
     if (natsConnection_PublishRequestString(g_nc, subj, inbox, body) != NATS_OK)
       die(1, "worker %d: cannot send the pull request", id);
     run.pull_requests++;
@@ -1146,7 +1181,12 @@ static void *pull_worker(void *arg) {
         break;
       }
       if (!natsMsg_GetReply(msg)) {
-        /* A status message (404, 408, 409) ends this request. */
+        /* A status message (404, 408, 409; 423 for a pin id no longer
+         * current, which is then forgotten) ends this request. */
+        const char *st = NULL;
+        if (natsMsgHeader_Get(msg, "Status", &st) == NATS_OK && st != NULL &&
+            strcmp(st, "423") == 0)
+          pin[0] = '\0';
         run.status_msgs++;
         if (run.verbose) {
           const char *code = NULL, *desc = NULL;
@@ -1160,6 +1200,12 @@ static void *pull_worker(void *arg) {
         break;
       }
       got++;
+      const char *pid = NULL;
+      if (natsMsgHeader_Get(msg, "Nats-Pin-Id", &pid) == NATS_OK &&
+          pid != NULL) {
+        snprintf(pin, sizeof pin, "%s", pid);
+        run.pinned++;
+      }
       if (!take_one()) {
         natsMsg_Destroy(msg);
         break;
@@ -1219,7 +1265,7 @@ static int cmd_consume(void) {
              "--term-seq-mod "
              "--no-ack --max-msgs "
              "--expires-ms --verbose --process-dist --process-sigma --seed "
-             "--stagger-ms",
+             "--stagger-ms --group --min-pending --priority",
              3, 3);
   run.stream = args.pos[1];
   run.consumer = args.pos[2];
@@ -1255,6 +1301,11 @@ static int cmd_consume(void) {
     die(2, "--process-sigma must lie in [0, 10]");
   run.seed = (uint64_t)opt_ll("--seed", 1);
   run.stagger_ms = opt_ll("--stagger-ms", 0);
+  run.group = opt_str("--group", NULL);
+  run.min_pending = opt_ll("--min-pending", 0);
+  run.priority = opt_ll("--priority", 0);
+  if (run.group != NULL && (strlen(run.group) > 64 || strchr(run.group, '"')))
+    die(2, "--group must be a name of at most 64 characters");
   if (run.stagger_ms < 0 || run.stagger_ms > 3600000)
     die(2, "--stagger-ms must lie in [0, 3600000]");
   if (duration <= 0 || duration > 3600 || run.batch < 1 || workers < 1 ||
@@ -1318,13 +1369,13 @@ static int cmd_consume(void) {
          "\"naked\":%lld,\"termed\":%lld,\"in_progress_sent\":%lld,"
          "\"abandoned\":%lld,"
          "\"max_delivery_count\":%lld,\"status_msgs\":%lld,"
-         "\"pull_requests\":%lld}\n",
+         "\"pull_requests\":%lld,\"pinned\":%lld}\n",
          mode, workers, mono_ms() - run.start_ms, (long long)run.received,
          (long long)run.redelivered_seen, (long long)run.acked,
          (long long)run.naked, (long long)run.termed,
          (long long)run.in_progress_sent, (long long)run.abandoned,
          (long long)run.max_delivered, (long long)run.status_msgs,
-         (long long)run.pull_requests);
+         (long long)run.pull_requests, (long long)run.pinned);
   return 0;
 }
 

@@ -347,6 +347,14 @@ static void world_advise(world *w, nl_adv_kind kind, const char *stream,
   nl_engine_advisory(w->engine, &a, w->t, &sink, w);
 }
 
+/* Sets the declaration nats_lens.KEY of c to value, as a nats-server 2.10+
+ * lists it in the consumer's metadata. */
+static void declare(nl_consumer_snap *c, const char *key, const char *value) {
+  char meta[64];
+  snprintf(meta, sizeof(meta), "nats_lens.%s", key);
+  CHECK(nl_consumer_snap_set_meta(c, meta, value) == 0);
+}
+
 static bool active_for(world *w, const char *stream, const char *consumer,
                        nl_class cls) {
   if (nl_class_is_stream(cls))
@@ -676,6 +684,19 @@ void test_config_classes_follow_audit(void) {
   all->has_deliver_group = true;
   world_poll(&w);
   CHECK(active_for(&w, "S", "all", NL_ACK_ALL_PARALLEL));
+  /* A pinned client with two standbys (nats-server 2.11+): three requests
+   * wait, but only the pinned client is served: nothing is raised, until
+   * the consumer declares two workers. */
+  nl_consumer_snap *pin = add_consumer(&w, 0, "pinned");
+  pin->ack_policy = NL_ACK_ALL;
+  pin->pinned_client = true;
+  pin->num_waiting = 3;
+  for (int i = 0; i < 5; i++)
+    world_poll(&w);
+  CHECK(!active_for(&w, "S", "pinned", NL_ACK_ALL_PARALLEL));
+  declare(pin, "workers", "2");
+  world_poll(&w);
+  CHECK(active_for(&w, "S", "pinned", NL_ACK_ALL_PARALLEL));
   world_free(&w);
   /* Off: the check command's engine raises none of them. */
   world_init(&w, false);
@@ -1526,14 +1547,6 @@ void test_stream_churn_is_forgotten(void) {
   /* 3,200 names seen; at most 62 polls' worth held. */
   CHECK(most >= MAX_OBJ * 60 && most <= MAX_OBJ * 62);
   world_free(&w);
-}
-
-/* Sets the declaration nats_lens.KEY of c to value, as a nats-server 2.10+
- * lists it in the consumer's metadata. */
-static void declare(nl_consumer_snap *c, const char *key, const char *value) {
-  char meta[64];
-  snprintf(meta, sizeof(meta), "nats_lens.%s", key);
-  CHECK(nl_consumer_snap_set_meta(c, meta, value) == 0);
 }
 
 /* The finding of cls held for stream/consumer of w, or an empty one (no

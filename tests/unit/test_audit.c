@@ -185,6 +185,17 @@ void test_audit_ack_all_parallel(void) {
   c->ack_policy = NL_ACK_ALL;
   c->push = true;
   c->idle_heartbeat_ns = SEC;
+  /* A pinned client (nats-server 2.11+) with standbys: their requests wait
+   * unserved, so they show no parallel worker; declared workers still do. */
+  c = add_consumer(&set, s, "pinned");
+  c->ack_policy = NL_ACK_ALL;
+  c->pinned_client = true;
+  c->num_waiting = 3;
+  c = add_consumer(&set, s, "pinned_declared");
+  c->ack_policy = NL_ACK_ALL;
+  c->pinned_client = true;
+  c->num_waiting = 3;
+  nl_consumer_snap_set_meta(c, "nats_lens.workers", "2");
   nl_audit_result r;
   audit(&set, NULL, &r);
   const nl_audit_finding *f = find(&r, NL_AUDIT_ACK_ALL_PARALLEL, "S", "maybe");
@@ -202,7 +213,12 @@ void test_audit_ack_all_parallel(void) {
   if (f)
     CHECK(nl_finding_get(&f->f, "declared_workers", 0) == 4);
   CHECK(find(&r, NL_AUDIT_ACK_ALL_PARALLEL, "S", "single_push") == NULL);
-  CHECK_EQ_U(r.n, 4);
+  f = find(&r, NL_AUDIT_ACK_ALL_PARALLEL, "S", "pinned");
+  CHECK(f != NULL && nl_finding_get(&f->f, "parallel_seen", -1) == 0);
+  CHECK(f != NULL && nl_finding_get(&f->f, "pinned_client", 0) == 1);
+  f = find(&r, NL_AUDIT_ACK_ALL_PARALLEL, "S", "pinned_declared");
+  CHECK(f != NULL && nl_finding_get(&f->f, "parallel_seen", -1) == 1);
+  CHECK_EQ_U(r.n, 6);
   nl_audit_result_free(&r);
   nl_snapshot_set_clear(&set);
 }
