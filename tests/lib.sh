@@ -134,6 +134,17 @@ nl_check() {
 
 nl_end() { return "${NL_FAILED:-0}"; }
 
+# nl_server_check MAJOR MINOR: reports setup/server, PASS with the version
+# of the nats-server on PATH, or FAIL (and returns 1) when it is older than
+# MAJOR.MINOR (see nl_server_at_least in tests/nats_server.sh).
+nl_server_check() {
+  if nl_server_older "$1" "$2"; then
+    nl_fail setup/server "no nats-server $1.$2 or later (NATS_SERVER)"
+    return 1
+  fi
+  nl_pass setup/server "$(nats-server --version)"
+}
+
 # nl_wait_port PORT SECONDS: waits until something listens on 127.0.0.1:PORT.
 nl_wait_port() {
   local i

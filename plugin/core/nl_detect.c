@@ -2,6 +2,8 @@
  * docs/detectors.md for each predicate and why it holds). */
 #include "nl_detect.h"
 
+#include "nl_expect.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -49,8 +51,16 @@ void nl_detect_ack_wait_fix(const nl_consumer_snap *c, double ack_wait_s,
              q.consumer, ack_wait_s);
 }
 
+double nl_detect_declared_ack_wait_s(const nl_consumer_snap *c) {
+  nl_expectations e;
+  nl_expect_read(c, &e);
+  return ceil(1.5 * nl_seconds(e.max_processing_ns));
+}
+
 /* The ack_wait a duplicate-execution finding recommends: 1.5 x the
- * slowest processing seen, and at least 2 x the current ack_wait. A pin is
+ * slowest processing seen, at least 2 x the current ack_wait, and at least
+ * what the declared processing time asks for (a task as long as the team
+ * says it can be must never be redelivered while it runs). A pin is
  * seen only at polls: the message was already outstanding when the poll
  * saw its floor arrive, and stays outstanding up to one interval after the
  * last poll that saw the floor standing. So the slowest processing is
@@ -66,7 +76,29 @@ static double recommend_ack_wait_s(const nl_consumer_state *st,
     longest += nl_seconds(now.t_ns - before.t_ns);
   double rec = ceil(1.5 * longest);
   double twice = ceil(2.0 * nl_seconds(c->ack_wait_ns));
-  return rec > twice ? rec : twice;
+  double declared = nl_detect_declared_ack_wait_s(c);
+  if (twice > rec)
+    rec = twice;
+  return declared > rec ? declared : rec;
+}
+
+/* Adds to f the processing time c declares, when it declares one, and
+ * writes into buf what the recommended ack_wait is at least (see
+ * recommend_ack_wait_s), for the recommendation. */
+static void ack_wait_floor(const nl_consumer_snap *c, nl_finding *f, char *buf,
+                           size_t len) {
+  nl_expectations e;
+  nl_expect_read(c, &e);
+  if (e.max_processing_ns <= 0) {
+    snprintf(buf, len, "at least 2x the current ack_wait");
+    return;
+  }
+  nl_finding_add(f, "declared_max_processing_s",
+                 nl_seconds(e.max_processing_ns));
+  snprintf(buf, len,
+           "at least 2x the current ack_wait and 1.5x the declared "
+           "processing time of %.1f s",
+           nl_seconds(e.max_processing_ns));
 }
 
 /* NAK_STORM: in each of the last n intervals, more redeliveries than
@@ -249,6 +281,8 @@ static bool detect_missing_progress(const nl_consumer_state *st,
   nl_finding_add(f, "num_ack_pending", (double)c->num_ack_pending);
   nl_finding_add(f, "num_redelivered", (double)c->num_redelivered);
   nl_finding_add(f, "recommended_ack_wait_s", rec);
+  char floor_text[128];
+  ack_wait_floor(c, f, floor_text, sizeof(floor_text));
   if (now_stuck)
     snprintf(f->description, sizeof(f->description),
              "stream sequence %" PRIu64 " has been outstanding for %.0f s "
@@ -272,8 +306,8 @@ static bool detect_missing_progress(const nl_consumer_state *st,
            "send in-progress acks (+WPI, msg.InProgress()) at least every "
            "%.0f s from long tasks; or raise ack_wait to %.0f s (1.5x the "
            "longest time a message was seen outstanding and one poll "
-           "interval, at least 2x the current ack_wait)",
-           nl_seconds(c->ack_wait_ns) / 2, rec);
+           "interval, %s)",
+           nl_seconds(c->ack_wait_ns) / 2, rec, floor_text);
   return true;
 }
 
@@ -298,6 +332,8 @@ static bool detect_ack_wait(const nl_consumer_state *st,
   nl_finding_add(f, "num_redelivered", (double)c->num_redelivered);
   nl_finding_add(f, "longest_outstanding_s", nl_seconds(st->longest_pin_ns));
   nl_finding_add(f, "recommended_ack_wait_s", rec);
+  char floor_text[128];
+  ack_wait_floor(c, f, floor_text, sizeof(floor_text));
   snprintf(f->description, sizeof(f->description),
            "%" PRIu64 " redeliveries by ack_wait expiry in %u polls within "
            "%.0f s (%.0f%% of the deliveries) while the consumer keeps "
@@ -309,11 +345,10 @@ static bool detect_ack_wait(const nl_consumer_state *st,
   nl_detect_ack_wait_fix(c, rec, f->fix_command, sizeof(f->fix_command));
   snprintf(f->recommendation, sizeof(f->recommendation),
            "ack_wait %.0f s: 1.5x the longest time a message was seen "
-           "outstanding (%.1f s) and one poll interval, at least 2x the "
-           "current ack_wait; for push "
+           "outstanding (%.1f s) and one poll interval, %s; for push "
            "consumers also lower max_ack_pending so messages do not wait in "
            "the client's buffer",
-           rec, nl_seconds(st->longest_pin_ns));
+           rec, nl_seconds(st->longest_pin_ns), floor_text);
   return true;
 }
 

@@ -89,6 +89,12 @@ void nl_detect_consumer(const nl_consumer_state *st, const nl_consumer_snap *c,
 void nl_detect_nak_fix(const char *stream, const char *consumer,
                        double max_deliver, char *buf, size_t len);
 
+/* The first redelivery delay consumer c's declared processing time
+ * (nats_lens.max_processing, nl_expect.h) asks for: 1.5 x it, in whole
+ * seconds rounded up; 0 when it declares none (or one that cannot be
+ * read). */
+double nl_detect_declared_ack_wait_s(const nl_consumer_snap *c);
+
 /* Writes into buf the command that makes consumer c's first redelivery
  * come after ack_wait_s seconds (names shell-quoted): --wait, or for a
  * consumer with a backoff (whose first step the server uses as ack_wait) a

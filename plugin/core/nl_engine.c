@@ -714,6 +714,10 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
     nl_ext_poll ctx = {set, i, clock ? clock[c->stream_index] : NULL,
                        &e->scratch, &e->audit};
     nl_ext_detect_consumer(st, c, s, &e->params, &ctx, now_ns, active, found);
+    nl_finding bad;
+    if (nl_ext_bad_declaration(st, &ctx, &e->params, &bad) && sink &&
+        sink->declaration)
+      sink->declaration(ud, st->stream, st->name, &bad);
     update_consumer(e, st, 0, NL_CLASS_COUNT - 1, active, found,
                     nl_config_key(c, st->created_ns, s), now_ns, sink, ud);
     if (lost != NULL)
@@ -873,6 +877,8 @@ bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
   update_consumer(e, st, NL_ACK_NONE_CONSUMER, NL_ACK_NONE_CONSUMER, active,
                   found, key, now_ns, sink, ud);
   update_consumer(e, st, NL_ACK_ALL_PARALLEL, NL_ACK_ALL_PARALLEL, active,
+                  found, key, now_ns, sink, ud);
+  update_consumer(e, st, NL_ACK_WAIT_VIOLATION, NL_ACK_WAIT_VIOLATION, active,
                   found, key, now_ns, sink, ud);
   return true;
 }

@@ -400,6 +400,8 @@ static int read_consumer(json_object *item, const char *stream,
   if (c->idle_heartbeat_ns < 0)
     c->idle_heartbeat_ns = 0;
   c->flow_control = get_bool(cfg, "flow_control");
+  const char *priority = get_str(cfg, "priority_policy");
+  c->pinned_client = priority != NULL && strcmp(priority, "pinned_client") == 0;
   read_metadata(cfg, c);
   c->max_deliver = get_i64(cfg, "max_deliver", -1);
   c->max_ack_pending = get_i64(cfg, "max_ack_pending", -1);

@@ -114,7 +114,8 @@ uint64_t nl_config_key(const nl_consumer_snap *c, int64_t created_ns,
                    c->durable,
                    c->has_deliver_group,
                    c->idle_heartbeat_ns,
-                   c->flow_control};
+                   c->flow_control,
+                   c->pinned_client};
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
       h = fnv_i64(h, v[i]);
     for (size_t i = 0; i < c->n_meta; i++)

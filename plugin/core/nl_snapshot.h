@@ -97,6 +97,10 @@ typedef struct {
   size_t backoff_steps;      /* Entries of config.backoff. */
   int64_t idle_heartbeat_ns; /* Push heartbeat; 0 when off. */
   bool flow_control;
+  /* priority_policy "pinned_client" (nats-server 2.11+): the server
+   * delivers to one client of the priority group at a time, the pinned
+   * one; the pull requests of the others wait and receive nothing. */
+  bool pinned_client;
   nl_meta *meta; /* nats_lens.* metadata (nats-server 2.10+), owned. */
   size_t n_meta;
   /* State. */

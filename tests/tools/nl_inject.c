@@ -53,9 +53,13 @@ static const char *usage_text =
     "      [--deliver-subject SUBJ] [--deliver-group G] [--backoff s1,s2,...]\n"
     "      [--deliver-policy all|new]     (push with --deliver-subject, else "
     "pull)\n"
+    "      [--metadata KEY=VALUE]...      (nats-server 2.10+; repeatable)\n"
+    "      [--priority-group G --priority-policy overflow|pinned_client|\n"
+    "      prioritized [--priority-timeout SECONDS]]  (pull, 2.11+)\n"
     "  consumer-edit STREAM NAME [--ack-wait SECONDS] [--max-ack-pending N]\n"
     "      [--max-deliver N] [--backoff none|s1,s2,...]  (the others kept, as\n"
     "                                     `nats consumer edit`)\n"
+    "      [--metadata KEY=VALUE]...      (sets KEY, the other keys kept)\n"
     "  consumer-delete STREAM NAME\n"
     "  publish SUBJECT --count N [--rate PER_SEC] [--size BYTES]\n"
     "      [--keep-going]                 (a failed publish is counted, not "
@@ -68,6 +72,8 @@ static const char *usage_text =
     "      [--nak | --nak-seq-mod K | --no-ack] [--term-seq-mod K]\n"
     "      [--nak-first-delay-ms MS] [--nak-retries N]\n"
     "      [--max-msgs N] [--expires-ms MS] [--verbose]\n"
+    "      [--group G [--min-pending N] [--priority N]]  (pull requests of\n"
+    "      priority group G; each worker sends back the pin id it was given)\n"
     "      (lognormal: each message takes P x exp(S x z) ms, z standard\n"
     "      normal, capped at 20 x P; S default 0.5, N default 1, one "
     "generator\n"
@@ -497,11 +503,62 @@ static bool int_differs(json_object *a, json_object *b, const char *key) {
   return jint(a, key, 0) != jint(b, key, 0);
 }
 
+/* Finds the first --metadata KEY=VALUE option at index from or later:
+ * returns its index and sets *key (malloc'd, the caller frees it) and
+ * *value (borrowed), or returns -1 when there is none. Exits 2 on an
+ * option without '=' or with an empty key. */
+static int metadata_opt(int from, char **key, const char **value) {
+  for (int i = from; i < args.nopt; i++) {
+    if (strcmp(args.opt_name[i], "--metadata") != 0)
+      continue;
+    const char *kv = args.opt_val[i], *eq = strchr(kv, '=');
+    if (eq == NULL || eq == kv)
+      die(2, "--metadata wants KEY=VALUE, got '%s'", kv);
+    if ((*key = strndup(kv, (size_t)(eq - kv))) == NULL)
+      die(1, "out of memory");
+    *value = eq + 1;
+    return i;
+  }
+  return -1;
+}
+
+/* Sets each --metadata KEY=VALUE option, in order, in the "metadata"
+ * object of cfg (created when missing; other keys kept). */
+static void set_metadata(json_object *cfg) {
+  json_object *meta = jobj(cfg, "metadata");
+  char *key;
+  const char *value;
+  for (int i = 0; (i = metadata_opt(i, &key, &value)) >= 0; i++) {
+    if (meta == NULL || !json_object_is_type(meta, json_type_object)) {
+      meta = json_object_new_object();
+      json_object_object_add(cfg, "metadata", meta);
+    }
+    json_object_object_add(meta, key, json_object_new_string(value));
+    free(key);
+  }
+}
+
+/* Returns true when the "metadata" object of have holds every --metadata
+ * KEY=VALUE option given (the server may add keys of its own). */
+static bool metadata_kept(json_object *have) {
+  json_object *h = jobj(have, "metadata");
+  char *key;
+  const char *value;
+  bool kept = true;
+  for (int i = 0; (i = metadata_opt(i, &key, &value)) >= 0; i++) {
+    const char *got = jstr(h, key, NULL);
+    kept = kept && got != NULL && strcmp(got, value) == 0;
+    free(key);
+  }
+  return kept;
+}
+
 /* consumer-create: creates a durable consumer, or updates it when it exists,
  * and checks that the server kept the requested tunables. */
 static int cmd_consumer_create(void) {
   check_args("--filter --ack --ack-wait --max-deliver --max-ack-pending "
-             "--deliver-subject --deliver-group --backoff --deliver-policy",
+             "--deliver-subject --deliver-group --backoff --deliver-policy "
+             "--metadata --priority-group --priority-policy --priority-timeout",
              3, 3);
   const char *stream = args.pos[1], *name = args.pos[2];
   json_object *cfg = json_object_new_object();
@@ -538,6 +595,20 @@ static int cmd_consumer_create(void) {
   if (opt_has("--backoff"))
     json_object_object_add(cfg, "backoff",
                            csv_array(opt_str("--backoff", ""), true));
+  set_metadata(cfg);
+  if (opt_has("--priority-group")) {
+    json_object *groups = json_object_new_array();
+    json_object_array_add(
+        groups, json_object_new_string(opt_str("--priority-group", "")));
+    json_object_object_add(cfg, "priority_groups", groups);
+    json_object_object_add(
+        cfg, "priority_policy",
+        json_object_new_string(opt_str("--priority-policy", "overflow")));
+  }
+  if (opt_has("--priority-timeout"))
+    json_object_object_add(
+        cfg, "priority_timeout",
+        json_object_new_int64(sec_to_ns(opt_double("--priority-timeout", 0))));
 
   json_object *req = json_object_new_object();
   json_object_object_add(req, "stream_name", json_object_new_string(stream));
@@ -593,6 +664,11 @@ static int cmd_consumer_create(void) {
     fprintf(stderr, "nl-inject: warning: backoff not kept by the server\n");
     kept = 0;
   }
+  if (!metadata_kept(rc)) {
+    fprintf(stderr, "nl-inject: warning: metadata not kept by the server "
+                    "(nats-server 2.9 drops it)\n");
+    kept = 0;
+  }
   printf("%s consumer %s.%s kind=%s ack_policy=%s ack_wait_ns=%" PRId64
          " max_deliver=%" PRId64 " max_ack_pending=%" PRId64
          " filter=%s backoff=%s\n",
@@ -625,7 +701,9 @@ static void edit_int(json_object *cfg, const char *key, const char *opt,
  * configuration, applies the options, sends it back, and prints the
  * values the server now holds. */
 static int cmd_consumer_edit(void) {
-  check_args("--ack-wait --max-ack-pending --max-deliver --backoff", 3, 3);
+  check_args("--ack-wait --max-ack-pending --max-deliver --backoff "
+             "--metadata",
+             3, 3);
   const char *stream = args.pos[1], *name = args.pos[2];
   connect_server();
   char subj[SUBJ_MAX];
@@ -646,6 +724,7 @@ static int cmd_consumer_edit(void) {
     else
       json_object_object_add(cfg, "backoff", csv_array(bo, true));
   }
+  set_metadata(cfg);
   json_object *req = json_object_new_object();
   json_object_object_add(req, "stream_name", json_object_new_string(stream));
   json_object_object_add(req, "config", json_object_get(cfg));
@@ -654,11 +733,18 @@ static int cmd_consumer_edit(void) {
       subj, json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
   json_object *rc = jobj(reply, "config");
   json_object *bo = jobj(rc, "backoff");
+  json_object *meta = jobj(rc, "metadata");
   printf("edited consumer %s.%s ack_wait_ns=%" PRId64
-         " max_ack_pending=%" PRId64 " max_deliver=%" PRId64 " backoff=%s\n",
+         " max_ack_pending=%" PRId64 " max_deliver=%" PRId64
+         " backoff=%s metadata=%s\n",
          stream, name, jint(rc, "ack_wait", 0), jint(rc, "max_ack_pending", 0),
          jint(rc, "max_deliver", 0),
-         bo ? json_object_to_json_string_ext(bo, JSON_C_TO_STRING_PLAIN) : "-");
+         bo ? json_object_to_json_string_ext(bo, JSON_C_TO_STRING_PLAIN) : "-",
+         meta ? json_object_to_json_string_ext(meta, JSON_C_TO_STRING_PLAIN)
+              : "-");
+  if (!metadata_kept(rc))
+    die(1, "consumer %s.%s: the server did not keep the metadata", stream,
+        name);
   json_object_put(reply);
   json_object_put(req);
   json_object_put(info);
@@ -848,6 +934,9 @@ static struct {
   double sigma;       /* --process-sigma */
   uint64_t seed;      /* --seed, as two's complement */
   int64_t stagger_ms; /* worker i starts i x this late */
+  const char *group;  /* --group: the priority group of pull requests. */
+  int64_t min_pending, priority; /* --min-pending, --priority (0: none). */
+  atomic_llong pinned;           /* Deliveries that carried a pin id. */
   natsSubscription *push_sub;
   pthread_mutex_t push_mu;
   atomic_llong received, redelivered_seen, acked, naked, termed;
@@ -1049,14 +1138,29 @@ static void *pull_worker(void *arg) {
   if (natsInbox_Create(&inbox) != NATS_OK ||
       natsConnection_SubscribeSync(&sub, g_nc, inbox) != NATS_OK)
     die(1, "worker %d: cannot subscribe to an inbox", id);
+  char pin[64] = ""; /* The pin id the server gave this worker. */
   stagger_wait(id);
   while (!run.stop && mono_ms() < run.deadline_ms - 20) {
     int64_t remaining = run.deadline_ms - mono_ms();
     int64_t expires = remaining < run.expires_ms ? remaining : run.expires_ms;
-    char body[128];
-    snprintf(body, sizeof body,
-             "{\"batch\":%" PRId64 ",\"expires\":%" PRId64 "}", run.batch,
-             expires * 1000000);
+    char body[512];
+    int n = snprintf(body, sizeof body,
+                     "{\"batch\":%" PRId64 ",\"expires\":%" PRId64, run.batch,
+                     expires * 1000000);
+    /* A priority group's request names it, and the pin id this worker was
+     * given (pinned_client), its overflow threshold or its priority. */
+    if (run.group != NULL)
+      n += snprintf(body + n, sizeof body - (size_t)n, ",\"group\":\"%s\"",
+                    run.group);
+    if (pin[0] != '\0')
+      n += snprintf(body + n, sizeof body - (size_t)n, ",\"id\":\"%s\"", pin);
+    if (run.min_pending > 0)
+      n += snprintf(body + n, sizeof body - (size_t)n,
+                    ",\"min_pending\":%" PRId64, run.min_pending);
+    if (run.priority > 0)
+      n += snprintf(body + n, sizeof body - (size_t)n, ",\"priority\":%" PRId64,
+                    run.priority);
+    snprintf(body + n, sizeof body - (size_t)n, "}");
     if (natsConnection_PublishRequestString(g_nc, subj, inbox, body) != NATS_OK)
       die(1, "worker %d: cannot send the pull request", id);
     run.pull_requests++;
@@ -1077,7 +1181,12 @@ static void *pull_worker(void *arg) {
         break;
       }
       if (!natsMsg_GetReply(msg)) {
-        /* A status message (404, 408, 409) ends this request. */
+        /* A status message (404, 408, 409; 423 for a pin id no longer
+         * current, which is then forgotten) ends this request. */
+        const char *st = NULL;
+        if (natsMsgHeader_Get(msg, "Status", &st) == NATS_OK && st != NULL &&
+            strcmp(st, "423") == 0)
+          pin[0] = '\0';
         run.status_msgs++;
         if (run.verbose) {
           const char *code = NULL, *desc = NULL;
@@ -1091,6 +1200,12 @@ static void *pull_worker(void *arg) {
         break;
       }
       got++;
+      const char *pid = NULL;
+      if (natsMsgHeader_Get(msg, "Nats-Pin-Id", &pid) == NATS_OK &&
+          pid != NULL) {
+        snprintf(pin, sizeof pin, "%s", pid);
+        run.pinned++;
+      }
       if (!take_one()) {
         natsMsg_Destroy(msg);
         break;
@@ -1150,7 +1265,7 @@ static int cmd_consume(void) {
              "--term-seq-mod "
              "--no-ack --max-msgs "
              "--expires-ms --verbose --process-dist --process-sigma --seed "
-             "--stagger-ms",
+             "--stagger-ms --group --min-pending --priority",
              3, 3);
   run.stream = args.pos[1];
   run.consumer = args.pos[2];
@@ -1186,6 +1301,11 @@ static int cmd_consume(void) {
     die(2, "--process-sigma must lie in [0, 10]");
   run.seed = (uint64_t)opt_ll("--seed", 1);
   run.stagger_ms = opt_ll("--stagger-ms", 0);
+  run.group = opt_str("--group", NULL);
+  run.min_pending = opt_ll("--min-pending", 0);
+  run.priority = opt_ll("--priority", 0);
+  if (run.group != NULL && (strlen(run.group) > 64 || strchr(run.group, '"')))
+    die(2, "--group must be a name of at most 64 characters");
   if (run.stagger_ms < 0 || run.stagger_ms > 3600000)
     die(2, "--stagger-ms must lie in [0, 3600000]");
   if (duration <= 0 || duration > 3600 || run.batch < 1 || workers < 1 ||
@@ -1249,13 +1369,13 @@ static int cmd_consume(void) {
          "\"naked\":%lld,\"termed\":%lld,\"in_progress_sent\":%lld,"
          "\"abandoned\":%lld,"
          "\"max_delivery_count\":%lld,\"status_msgs\":%lld,"
-         "\"pull_requests\":%lld}\n",
+         "\"pull_requests\":%lld,\"pinned\":%lld}\n",
          mode, workers, mono_ms() - run.start_ms, (long long)run.received,
          (long long)run.redelivered_seen, (long long)run.acked,
          (long long)run.naked, (long long)run.termed,
          (long long)run.in_progress_sent, (long long)run.abandoned,
          (long long)run.max_delivered, (long long)run.status_msgs,
-         (long long)run.pull_requests);
+         (long long)run.pull_requests, (long long)run.pinned);
   return 0;
 }
 

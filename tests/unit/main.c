@@ -107,6 +107,9 @@ const nl_consumer_snap *nl_test_consumer(const nl_snapshot_set *set,
   X(test_parse_stream_list_missing)                                            \
   X(test_ack_samples_p99)                                                      \
   X(test_created_consumer_refresh)                                             \
+  X(test_declared_processing_raises_ack_wait)                                  \
+  X(test_declared_processing_with_redeliveries)                                \
+  X(test_bad_declaration_told_once)                                            \
   X(test_expect_durations)                                                     \
   X(test_expect_specs)                                                         \
   X(test_expect_apply_and_read)                                                \

@@ -229,6 +229,10 @@ typedef struct {
   int clears[NL_CLASS_COUNT];
   nl_finding last[NL_CLASS_COUNT];
   char last_consumer[64];
+  /* Unreadable declarations told (the engine's declaration sink), and the
+   * last one. */
+  int told;
+  nl_finding last_told;
   /* Consumer polls listed, and those the histories took in (world_free). */
   int listed, recorded;
   int64_t step_ns; /* Time between polls: 1 s unless a test sets it. */
@@ -246,6 +250,14 @@ static void on_transition(void *ud, const char *stream, const char *consumer,
   } else {
     w->clears[f->cls]++;
   }
+}
+
+static void on_declaration(void *ud, const char *stream, const char *consumer,
+                           const nl_finding *f) {
+  (void)stream, (void)consumer;
+  world *w = ud;
+  w->told++;
+  w->last_told = *f;
 }
 
 static void world_init(world *w, bool config_classes) {
@@ -293,7 +305,8 @@ static void world_poll(world *w) {
   set.missing_streams = w->missing;
   set.n_missing_streams = w->n_missing;
   set.stream_list_short = w->list_short;
-  nl_engine_sink sink = {NULL, NULL, on_transition};
+  nl_engine_sink sink = {.transition = on_transition,
+                         .declaration = on_declaration};
   w->kept = nl_engine_apply(w->engine, &set, w->t, &sink, w);
   for (size_t i = 0; i < w->n_consumers; i++) {
     const nl_consumer_snap *c = &w->consumers[i];
@@ -313,6 +326,14 @@ static void world_poll(world *w) {
 static void world_free(world *w) {
   CHECK_EQ_U(w->recorded, w->listed);
   nl_engine_free(w->engine);
+  for (size_t i = 0; i < w->n_consumers; i++) {
+    nl_consumer_snap *c = &w->consumers[i];
+    for (size_t k = 0; k < c->n_meta; k++) {
+      free(c->meta[k].key);
+      free(c->meta[k].value);
+    }
+    free(c->meta);
+  }
 }
 
 static void world_advise(world *w, nl_adv_kind kind, const char *stream,
@@ -322,8 +343,16 @@ static void world_advise(world *w, nl_adv_kind kind, const char *stream,
   snprintf(a.stream, sizeof(a.stream), "%s", stream);
   snprintf(a.consumer, sizeof(a.consumer), "%s", consumer);
   a.received_ns = w->t;
-  nl_engine_sink sink = {NULL, NULL, on_transition};
+  nl_engine_sink sink = {.transition = on_transition};
   nl_engine_advisory(w->engine, &a, w->t, &sink, w);
+}
+
+/* Sets the declaration nats_lens.KEY of c to value, as a nats-server 2.10+
+ * lists it in the consumer's metadata. */
+static void declare(nl_consumer_snap *c, const char *key, const char *value) {
+  char meta[64];
+  snprintf(meta, sizeof(meta), "nats_lens.%s", key);
+  CHECK(nl_consumer_snap_set_meta(c, meta, value) == 0);
 }
 
 static bool active_for(world *w, const char *stream, const char *consumer,
@@ -655,6 +684,19 @@ void test_config_classes_follow_audit(void) {
   all->has_deliver_group = true;
   world_poll(&w);
   CHECK(active_for(&w, "S", "all", NL_ACK_ALL_PARALLEL));
+  /* A pinned client with two standbys (nats-server 2.11+): three requests
+   * wait, but only the pinned client is served: nothing is raised, until
+   * the consumer declares two workers. */
+  nl_consumer_snap *pin = add_consumer(&w, 0, "pinned");
+  pin->ack_policy = NL_ACK_ALL;
+  pin->pinned_client = true;
+  pin->num_waiting = 3;
+  for (int i = 0; i < 5; i++)
+    world_poll(&w);
+  CHECK(!active_for(&w, "S", "pinned", NL_ACK_ALL_PARALLEL));
+  declare(pin, "workers", "2");
+  world_poll(&w);
+  CHECK(active_for(&w, "S", "pinned", NL_ACK_ALL_PARALLEL));
   world_free(&w);
   /* Off: the check command's engine raises none of them. */
   world_init(&w, false);
@@ -1309,7 +1351,7 @@ static void world_ack(world *w, const char *stream, const char *consumer,
   snprintf(a.consumer, sizeof(a.consumer), "%s", consumer);
   a.ack_time_ns = ack_ms * 1000000;
   a.received_ns = w->t;
-  nl_engine_sink sink = {NULL, NULL, on_transition};
+  nl_engine_sink sink = {.transition = on_transition};
   nl_engine_advisory(w->engine, &a, w->t, &sink, w);
 }
 
@@ -1446,7 +1488,7 @@ void test_created_consumer_refresh(void) {
   CHECK_EQ_U(calls, 2);
   CHECK_EQ_U(set.n_streams, 1);
   CHECK_EQ_U(set.n_consumers, 1);
-  nl_engine_sink sink = {NULL, NULL, on_transition};
+  nl_engine_sink sink = {.transition = on_transition};
   CHECK(nl_engine_created(w.engine, &set, w.t, &sink, &w));
   CHECK(active_for(&w, "AN", "late", NL_ACK_NONE_CONSUMER));
   CHECK_EQ_U(w.onsets[NL_ACK_NONE_CONSUMER], 1);
@@ -1504,5 +1546,245 @@ void test_stream_churn_is_forgotten(void) {
   }
   /* 3,200 names seen; at most 62 polls' worth held. */
   CHECK(most >= MAX_OBJ * 60 && most <= MAX_OBJ * 62);
+  world_free(&w);
+}
+
+/* The finding of cls held for stream/consumer of w, or an empty one (no
+ * evidence, no text) when none is held, so that the checks on it fail
+ * rather than crash. */
+static const nl_finding *held_for(world *w, const char *stream,
+                                  const char *consumer, nl_class cls) {
+  static const nl_finding none;
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(w->engine), stream, consumer);
+  return st != NULL && st->active[cls] != NULL ? st->active[cls] : &none;
+}
+
+/* A consumer declares how long its processing takes (nats_lens metadata,
+ * nats-server 2.10+). The plugin raises ACK_WAIT_VIOLATION from the
+ * declaration alone when the first redelivery delay (ack_wait, or the
+ * first backoff step) is not longer: at a CREATED advisory's read or the
+ * first poll, without a redelivery, and with the fix 1.5 x the declared
+ * time. It holds while the declaration stands and clears at the next poll
+ * when ack_wait or the declaration is changed. A declaration well under
+ * ack_wait, a consumer without one and an AckNone consumer stay silent;
+ * the check command's engine (configuration classes off) leaves it to its
+ * audit rule. */
+void test_declared_processing_raises_ack_wait(void) {
+  world w;
+  world_init(&w, true);
+  add_stream(&w, "DP");
+  nl_consumer_snap *shrt = add_consumer(&w, 0, "short");
+  shrt->ack_wait_ns = 2 * SEC;
+  declare(shrt, "max_processing", "5s");
+  nl_consumer_snap *bo = add_consumer(&w, 0, "backoff");
+  bo->ack_wait_ns = bo->backoff_first_ns = 2 * SEC;
+  bo->backoff_steps = 2;
+  bo->max_deliver = 5;
+  declare(bo, "max_processing", "5s");
+  nl_consumer_snap *eq = add_consumer(&w, 0, "equal");
+  eq->ack_wait_ns = 5 * SEC;
+  declare(eq, "max_processing", "5s");
+  nl_consumer_snap *ok = add_consumer(&w, 0, "ok");
+  declare(ok, "max_processing", "5s");
+  add_consumer(&w, 0, "plain")->ack_wait_ns = 2 * SEC;
+  nl_consumer_snap *none = add_consumer(&w, 0, "none");
+  none->ack_policy = NL_ACK_NONE;
+  none->durable = false;
+  none->ack_wait_ns = 2 * SEC;
+  declare(none, "max_processing", "5s");
+  /* Announced by a CREATED advisory and read: raised at once. */
+  nl_snapshot_set created = {.streams = w.streams,
+                             .n_streams = 1,
+                             .consumers = shrt,
+                             .n_consumers = 1};
+  nl_engine_sink sink = {.transition = on_transition};
+  CHECK(nl_engine_created(w.engine, &created, w.t, &sink, &w));
+  CHECK(active_for(&w, "DP", "short", NL_ACK_WAIT_VIOLATION));
+  world_poll(&w);
+  CHECK(active_for(&w, "DP", "backoff", NL_ACK_WAIT_VIOLATION));
+  CHECK(active_for(&w, "DP", "equal", NL_ACK_WAIT_VIOLATION));
+  CHECK(!active_for(&w, "DP", "ok", NL_ACK_WAIT_VIOLATION));
+  CHECK(!active_for(&w, "DP", "plain", NL_ACK_WAIT_VIOLATION));
+  CHECK(!active_for(&w, "DP", "none", NL_ACK_WAIT_VIOLATION));
+  CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 3);
+  const nl_finding *f = held_for(&w, "DP", "short", NL_ACK_WAIT_VIOLATION);
+  CHECK(f->severity == NL_SEVERITY_CRITICAL);
+  CHECK(nl_finding_get(f, "from_declaration", 0) == 1);
+  CHECK(nl_finding_get(f, "declared_max_processing_s", 0) == 5);
+  CHECK(nl_finding_get(f, "recommended_ack_wait_s", 0) == 8);
+  CHECK(strcmp(f->fix_command, "nats consumer edit DP short --wait 8s") == 0);
+  f = held_for(&w, "DP", "backoff", NL_ACK_WAIT_VIOLATION);
+  CHECK(strcmp(f->fix_command, "nats consumer edit DP backoff --backoff linear "
+                               "--backoff-steps 2 --backoff-min 8s "
+                               "--backoff-max 16s") == 0);
+  /* Held while the declaration stands, with no second onset. */
+  for (int i = 0; i < 60; i++)
+    world_poll(&w);
+  CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 3);
+  CHECK_EQ_U(w.clears[NL_ACK_WAIT_VIOLATION], 0);
+  CHECK_EQ_U(w.onsets[NL_MISSING_PROGRESS], 0);
+  /* The fixes: short's ack_wait as printed, backoff's backoff as printed,
+   * equal's declaration lowered. Each clears at the next poll. */
+  shrt->ack_wait_ns = 8 * SEC;
+  bo->ack_wait_ns = bo->backoff_first_ns = 8 * SEC;
+  declare(eq, "max_processing", "3s");
+  world_poll(&w);
+  CHECK(!active_for(&w, "DP", "short", NL_ACK_WAIT_VIOLATION));
+  CHECK(!active_for(&w, "DP", "backoff", NL_ACK_WAIT_VIOLATION));
+  CHECK(!active_for(&w, "DP", "equal", NL_ACK_WAIT_VIOLATION));
+  CHECK_EQ_U(w.clears[NL_ACK_WAIT_VIOLATION], 3);
+  for (int i = 0; i < 60; i++)
+    world_poll(&w);
+  CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 3);
+  CHECK_EQ_U(w.told, 0);
+  world_free(&w);
+  /* Off: the check command's engine raises nothing from it. */
+  world_init(&w, false);
+  add_stream(&w, "DP");
+  shrt = add_consumer(&w, 0, "short");
+  shrt->ack_wait_ns = 2 * SEC;
+  declare(shrt, "max_processing", "5s");
+  world_poll(&w);
+  CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 0);
+  world_free(&w);
+}
+
+/* One poll of consumer c of stream s in which it delivers `fresh` new
+ * messages and `again` redelivered by expiry while acking. */
+static void expiry_poll(world *w, nl_stream_snap *s, nl_consumer_snap *c,
+                        unsigned fresh, unsigned again) {
+  s->last_seq += fresh;
+  s->msgs = s->last_seq;
+  c->delivered_stream_seq += fresh;
+  c->delivered_consumer_seq += fresh + again;
+  c->ack_last_ns = w->t - SEC / 10;
+  c->num_ack_pending = 4;
+  c->num_redelivered = again;
+  c->num_pending = 20;
+}
+
+/* Redeliveries observed on a consumer that declares its processing time:
+ * the fix the expiry rounds print is at least 1.5 x the declared time
+ * (also in the check command's engine, which has the configuration
+ * classes off), and with the configuration classes on the finding raised
+ * from the declaration at the first poll is the same finding, one onset;
+ * a few long tasks on a declaring consumer are that ACK_WAIT_VIOLATION,
+ * never MISSING_PROGRESS beside it. */
+void test_declared_processing_with_redeliveries(void) {
+  for (int on = 0; on <= 1; on++) {
+    world w;
+    world_init(&w, on);
+    nl_stream_snap *s = add_stream(&w, "DR");
+    nl_consumer_snap *c = add_consumer(&w, 0, "slow");
+    c->ack_wait_ns = 2 * SEC;
+    declare(c, "max_processing", "60s");
+    expiry_poll(&w, s, c, 1, 0);
+    world_poll(&w);
+    CHECK(active_for(&w, "DR", "slow", NL_ACK_WAIT_VIOLATION) == on);
+    for (int i = 0; i < 6; i++) {
+      expiry_poll(&w, s, c, 1, 2);
+      world_poll(&w);
+    }
+    const nl_finding *f = held_for(&w, "DR", "slow", NL_ACK_WAIT_VIOLATION);
+    CHECK(nl_finding_get(f, "redeliveries", 0) >= 4);
+    CHECK(nl_finding_get(f, "from_declaration", 0) == 0);
+    CHECK(nl_finding_get(f, "declared_max_processing_s", 0) == 60);
+    CHECK(nl_finding_get(f, "recommended_ack_wait_s", 0) == 90);
+    CHECK(strcmp(f->fix_command, "nats consumer edit DR slow --wait 90s") == 0);
+    CHECK(strstr(f->recommendation, "declared processing time") != NULL);
+    CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 1);
+    world_free(&w);
+  }
+  /* A long task (stream sequence 101, ack_wait 2 s) redelivered every
+   * 2 s while later messages are acked: MISSING_PROGRESS for the consumer
+   * that declares nothing, ACK_WAIT_VIOLATION alone for its twin that
+   * declares the long task. */
+  world w;
+  world_init(&w, true);
+  nl_consumer_snap *task[2];
+  for (int k = 0; k < 2; k++) {
+    nl_stream_snap *s = add_stream(&w, k ? "DLD" : "DLP");
+    s->last_seq = s->msgs = 1000;
+    nl_consumer_snap *c = task[k] = add_consumer(&w, (size_t)k, "task");
+    c->ack_wait_ns = 2 * SEC;
+    c->delivered_stream_seq = c->delivered_consumer_seq = 100;
+    c->ack_floor_stream_seq = 100;
+    c->num_ack_pending = 1;
+    c->num_pending = 3;
+  }
+  declare(task[1], "max_processing", "7s");
+  world_poll(&w);
+  for (int i = 0; i < 8; i++) {
+    for (int k = 0; k < 2; k++) {
+      nl_consumer_snap *c = task[k];
+      c->delivered_stream_seq += 5;
+      c->delivered_consumer_seq += 5 + (unsigned)(i % 2);
+      c->ack_last_ns = w.t - SEC / 10;
+      c->num_ack_pending = 2;
+      c->num_redelivered = 1;
+    }
+    world_poll(&w);
+  }
+  CHECK(active_for(&w, "DLP", "task", NL_MISSING_PROGRESS));
+  CHECK(!active_for(&w, "DLP", "task", NL_ACK_WAIT_VIOLATION));
+  CHECK(active_for(&w, "DLD", "task", NL_ACK_WAIT_VIOLATION));
+  CHECK(!active_for(&w, "DLD", "task", NL_MISSING_PROGRESS));
+  CHECK_EQ_U(w.onsets[NL_MISSING_PROGRESS], 1);
+  CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 1);
+  world_free(&w);
+}
+
+/* A declaration that cannot be read (a duration in words, workers 0, a
+ * value with control characters) is told once through the engine's
+ * declaration sink with the audit's words and fix, counts as not made,
+ * and is told again only when it changes to another unreadable value or
+ * is broken again after a readable one. Nothing is told with the
+ * configuration classes off. */
+void test_bad_declaration_told_once(void) {
+  world w;
+  world_init(&w, true);
+  add_stream(&w, "DB");
+  nl_consumer_snap *words = add_consumer(&w, 0, "words");
+  words->ack_wait_ns = 2 * SEC;
+  declare(words, "max_processing", "thirty seconds");
+  nl_consumer_snap *zero = add_consumer(&w, 0, "zero");
+  declare(zero, "workers", "0");
+  nl_consumer_snap *ctl = add_consumer(&w, 0, "ctl");
+  ctl->ack_wait_ns = 2 * SEC;
+  declare(ctl, "max_processing", "5s\n\x1b[2J");
+  nl_consumer_snap *fine = add_consumer(&w, 0, "fine");
+  declare(fine, "max_processing", "5s");
+  declare(fine, "unknown", "x");
+  for (int i = 0; i < 10; i++)
+    world_poll(&w);
+  CHECK_EQ_U(w.told, 3);
+  CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 0);
+  /* Changed to another unreadable value: told again. */
+  declare(words, "max_processing", "a while");
+  world_poll(&w);
+  world_poll(&w);
+  CHECK_EQ_U(w.told, 4);
+  CHECK(strstr(w.last_told.description,
+               "nats_lens.max_processing=\"a while\"") != NULL);
+  CHECK(strcmp(w.last_told.fix_command,
+               "nats consumer edit DB words --metadata "
+               "nats_lens.max_processing=30s") == 0);
+  /* Made readable: it counts (ack_wait 2 s is below it) and nothing is
+   * told; broken again, it is told again. */
+  declare(words, "max_processing", "5s");
+  world_poll(&w);
+  CHECK(active_for(&w, "DB", "words", NL_ACK_WAIT_VIOLATION));
+  CHECK_EQ_U(w.told, 4);
+  declare(words, "max_processing", "a while");
+  world_poll(&w);
+  CHECK_EQ_U(w.told, 5);
+  world_free(&w);
+  world_init(&w, false);
+  add_stream(&w, "DB");
+  words = add_consumer(&w, 0, "words");
+  declare(words, "max_processing", "thirty seconds");
+  world_poll(&w);
+  CHECK_EQ_U(w.told, 0);
   world_free(&w);
 }
