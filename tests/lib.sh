@@ -531,4 +531,28 @@ nl_cluster_start() {
   NL_CLUSTER_BASE=$1
   local n
   for n in 1 2 3; do nl_cluster_node_start "$n" || return 1; done
+  nl_retry 30 nl_cluster_ready || {
+    echo "# the cluster's three servers did not form a JetStream cluster in 30 s" >&2
+    return 1
+  }
+}
+
+# nl_cluster_ready: succeeds when the JetStream meta leader of the cluster
+# on NL_CLUSTER_BASE reports both other servers as current peers (a stream
+# of three replicas can be placed; before that the server refuses it with
+# "no suitable peers for placement"). Only the leader lists its peers in
+# its /jsz, so each server is asked until one answers as the leader.
+nl_cluster_ready() {
+  local n
+  for n in 1 2 3; do
+    curl -s --max-time 2 "http://127.0.0.1:$(nl_cluster_http "$n")/jsz" |
+      python3 -c '
+import json, sys
+m = json.load(sys.stdin).get("meta_cluster") or {}
+peers = m.get("replicas") or []
+ok = len(peers) == 2 and all(p.get("current") and not p.get("offline")
+                             for p in peers)
+sys.exit(0 if ok else 1)' 2>/dev/null && return 0
+  done
+  return 1
 }
