@@ -210,6 +210,9 @@ MUTATIONS = [
      "  if (s->discard_new)\n    return false;", ""),
     ("allow_msg_ttl is not read", "plugin/core/nl_parse.c",
      'get_bool(cfg, "allow_msg_ttl")', "false"),
+    ("the oldest unreceived message's age counts removed messages",
+     "plugin/core/nl_detect_retention.c",
+     "        s->last_seq + 1 - c->num_pending > next)", "        0)"),
 ]
 
 

@@ -293,3 +293,33 @@ void test_removal_cause(void) {
         !nl_removal_is_loss(NL_REMOVED_BY_SUBJECT_LIMIT));
 }
 
+/* RETENTION_RISK's age on a stream with per-message TTLs: a consumer stalls
+ * after the stream's first message (no TTL); every later message has a
+ * 30 s TTL and expires unread, between that first message and the head.
+ * The oldest message it has not received is then at most 30 s old, never
+ * near max_age 600 s: no forecast of max_age eviction (the age of the
+ * sequence after the last delivered one, which expired, would have raised
+ * it). Observed: the consumer is read with its 300 live messages pending. */
+void test_retention_age_after_ttl_expiry(void) {
+  world w;
+  world_init(&w, true);
+  nl_stream_snap *s = add_stream(&w, "RT");
+  s->max_age_ns = 600 * SEC;
+  s->allow_msg_ttl = true;
+  nl_consumer_snap *c = add_consumer(&w, 0, "stalled");
+  c->delivered_stream_seq = c->delivered_consumer_seq = 1;
+  for (int i = 0; i < 300; i++) {
+    s->last_seq = 1 + 10 * (uint64_t)(i + 1);
+    uint64_t live = s->last_seq - 1 < 300 ? s->last_seq - 1 : 300;
+    s->msgs = 1 + live;
+    s->num_deleted = s->last_seq - s->msgs;
+    c->num_pending = live;
+    world_poll(&w);
+  }
+  CHECK_EQ_U(w.onsets[NL_RETENTION_RISK], 0);
+  CHECK_EQ_U(w.onsets[NL_SEQUENCE_GAP], 0);
+  const nl_consumer_state *st = state_of(&w, "RT", "stalled");
+  const nl_sample *latest = st != NULL ? nl_state_latest(st) : NULL;
+  CHECK(latest != NULL && latest->num_pending == 300);
+  world_free(&w);
+}
