@@ -440,6 +440,33 @@ nl_csv_last() {
   [ -n "$f" ] && tail -n 1 "$f" | cut -d, -f2
 }
 
+# nl_csv_int PLUGIN_INSTANCE TYPE TYPE_INSTANCE: the newest value, as a
+# whole number.
+nl_csv_int() {
+  local v
+  v=$(nl_csv_last "$@")
+  [ -n "$v" ] && printf '%.0f\n' "$v"
+}
+
+# nl_consumer_seen PLUGIN_INSTANCE CONSUMER PENDING ACK_PENDING: succeeds
+# when the newest values the plugin wrote for CONSUMER are num_pending
+# PENDING (a number, or alternatives such as "2|3") and num_ack_pending
+# ACK_PENDING, and it counts no message lost to it: the plugin read the
+# consumer in the state a silent check is about.
+nl_consumer_seen() {
+  [[ "$(nl_csv_int "$1" nats_lens_num_pending "$2")" =~ ^($3)$ ]] &&
+    [ "$(nl_csv_int "$1" nats_lens_num_ack_pending "$2")" = "$4" ] &&
+    [ "$(nl_csv_int "$1" nats_lens_lost "$2")" = 0 ]
+}
+
+# nl_check_silent NAME WHO CLASS: PASS NAME when no notification about WHO
+# ("STREAM/CONSUMER") is of CLASS, else FAIL with the first that is.
+nl_check_silent() {
+  local line
+  line=$(nl_notifications "$2" | grep -F "type_instance = $3," | head -n 1)
+  if [ -z "$line" ]; then nl_pass "$1"; else nl_fail "$1" "$line"; fi
+}
+
 # nl_now_ms: wall clock in milliseconds.
 nl_now_ms() { date +%s%3N; }
 

@@ -430,8 +430,7 @@ static void rule_retention(audit_run *a, const nl_consumer_snap *c,
                            const nl_stream_snap *s) {
   if (s->discard_new || !rule_on(a, NL_AUDIT_RETENTION_BELOW_BACKLOG))
     return; /* Publishers get errors instead: nothing is lost silently. */
-  bool full = (s->max_msgs > 0 && s->msgs * 10 >= (uint64_t)s->max_msgs * 9) ||
-              (s->max_bytes > 0 && s->bytes * 10 >= (uint64_t)s->max_bytes * 9);
+  bool full = nl_removal_stream_full(s);
   uint64_t evicted = 0;
   if (!c->filtered && s->first_seq > c->delivered_stream_seq + 1)
     evicted = s->first_seq - 1 - c->delivered_stream_seq;

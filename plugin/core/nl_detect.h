@@ -7,6 +7,7 @@
 #include "nl_finding.h"
 #include "nl_history.h"
 #include "nl_names.h"
+#include "nl_removal.h"
 #include "nl_snapshot.h"
 
 /* Thresholds, all configurable; nl_detect_params_default() gives the
@@ -70,9 +71,17 @@ void nl_detect_params_default(nl_detect_params *p);
  * that stops s from evicting messages consumer c has not received: the
  * limit that is at least 90 % used (max_msgs, else max_bytes), else
  * max_age; lost_total messages already lost and c's backlog size the new
- * max_msgs. */
+ * max_msgs. Without a polled history: nl_detect_removal_fix with the cause
+ * nl_removal_cause_of gives without a sequence clock. */
 void nl_detect_limit_fix(const nl_consumer_snap *c, const nl_stream_snap *s,
                          uint64_t lost_total, nl_finding *f);
+
+/* The same for a removal whose cause is known: the limit's change for a
+ * limit; for any other cause no fix command (no setting would have kept
+ * the messages) and a recommendation that names the cause. */
+void nl_detect_removal_fix(const nl_consumer_snap *c, const nl_stream_snap *s,
+                           nl_removal_cause cause, uint64_t lost_total,
+                           nl_finding *f);
 
 /* Runs every detector on consumer c (of stream s) whose history st already
  * holds the current sample. For each class sets active[cls] and, when

@@ -15,6 +15,7 @@
 #include "nl_audit.h"
 #include "nl_detect.h"
 #include "nl_detect_retention.h"
+#include "nl_gap.h"
 #include "nl_seqclock.h"
 
 #define NL_EXT_NAKS 32     /* Newest NAK advisories kept per consumer. */
@@ -57,6 +58,9 @@ typedef struct nl_ext_state {
   uint64_t claimed_seqs[NL_EXT_CLAIMS];
   unsigned n_claimed;
   uint64_t claims_rejected; /* Advisories the polled state contradicted. */
+  /* SEQUENCE_GAP's removals without loss and the MSG_TERMINATED claims of
+   * unacked messages the stream removed (nl_gap.h). */
+  nl_gap_state gap;
   /* From the latest poll. */
   int64_t max_deliver;
   int64_t ack_wait_ns;
@@ -74,7 +78,9 @@ typedef struct nl_ext_state {
  * when the consumer as last polled makes it possible (max_deliver set, at
  * least as many deliveries claimed as max_deliver, a sequence stored for
  * the consumer then), and one for a later sequence waits for the next poll,
- * which keeps it only if the consumer has delivered it (nl_ext_confirm). */
+ * which keeps it only if the consumer has delivered it (nl_ext_confirm).
+ * A MSG_TERMINATED that says the stream removed the message is a claim
+ * the next poll checks (nl_gap_claim_removed). */
 int nl_ext_record(nl_consumer_state *st, const nl_advisory *a);
 
 /* Confirms or drops the waiting MAX_DELIVERIES claims of st against poll

@@ -710,6 +710,8 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
     bool active[NL_CLASS_COUNT] = {false};
     nl_finding found[NL_CLASS_COUNT];
     e->advisories_contradicted += nl_ext_confirm(st, c);
+    e->advisories_contradicted +=
+        nl_gap_poll(st, c, s, clock ? clock[c->stream_index] : NULL, now_ns);
     nl_detect_consumer(st, c, s, &e->params, active, found);
     nl_ext_poll ctx = {set, i, clock ? clock[c->stream_index] : NULL,
                        &e->scratch, &e->audit};
@@ -869,6 +871,8 @@ bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
       unstored_for(unstored_of(find_total(e, s->name), s), c), &reset);
   if (st == NULL)
     return false;
+  const stream_total *t = find_total(e, s->name);
+  nl_gap_poll(st, c, s, t != NULL ? t->clock : NULL, now_ns);
   bool active[NL_CLASS_COUNT] = {false};
   nl_finding found[NL_CLASS_COUNT];
   nl_ext_poll ctx = {set, 0, NULL, &e->scratch, &e->audit};

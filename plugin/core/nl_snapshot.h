@@ -40,6 +40,11 @@ typedef struct {
   int64_t max_msgs;  /* -1 or 0: unlimited */
   int64_t max_bytes; /* -1 or 0: unlimited */
   int64_t max_age_ns;
+  int64_t max_msgs_per_subject; /* -1 or 0: unlimited */
+  /* nats-server 2.11+: a message may carry its own TTL (header Nats-TTL)
+   * and leave the stream when it runs out ("allow_msg_ttl", which
+   * "subject_delete_marker_ttl" also turns on). */
+  bool allow_msg_ttl;
   int replicas;
   uint64_t msgs;
   uint64_t bytes;

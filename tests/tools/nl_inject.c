@@ -44,6 +44,9 @@ static const char *usage_text =
     "      [--storage file|memory] [--cluster NAME]  (placement in that\n"
     "                                     cluster; updates the stream if it\n"
     "                                     exists)\n"
+    "      [--max-msgs-per-subject N] [--allow-msg-ttl]\n"
+    "      [--subject-delete-marker-ttl SECONDS]  (the last two need\n"
+    "                                     nats-server 2.11+)\n"
     "  stream-edit NAME [--max-msgs N] [--max-bytes N] [--max-age SECONDS]\n"
     "      [--replicas N]                 (the others kept, as `nats stream "
     "edit`)\n"
@@ -64,12 +67,15 @@ static const char *usage_text =
     "  publish SUBJECT --count N [--rate PER_SEC] [--size BYTES]\n"
     "      [--keep-going]                 (a failed publish is counted, not "
     "fatal)\n"
+    "      [--ttl TTL]                    (each message's Nats-TTL header, "
+    "such as 2s)\n"
     "  consume STREAM CONSUMER --duration SECONDS [--mode pull|push]\n"
     "      [--deliver-subject SUBJ] [--queue G] [--batch B] [--workers W]\n"
     "      [--process-ms P] [--process-dist fixed|lognormal]\n"
     "      [--process-sigma S] [--seed N] [--slow-every K --slow-ms P2]\n"
     "      [--stagger-ms MS] [--in-progress [--progress-ms MS]]\n"
-    "      [--nak | --nak-seq-mod K | --no-ack] [--term-seq-mod K]\n"
+    "      [--nak | --nak-seq-mod K | --no-ack] [--term-seq-mod K\n"
+    "      [--term-reason TEXT]]          (+TERM with the reason TEXT)\n"
     "      [--nak-first-delay-ms MS] [--nak-retries N]\n"
     "      [--max-msgs N] [--expires-ms MS] [--verbose]\n"
     "      [--group G [--min-pending N] [--priority N]]  (pull requests of\n"
@@ -98,8 +104,8 @@ static const char *usage_text =
 
 /* Options that never take a value; every other option takes one. */
 static const char *flag_opts[] = {
-    "--in-progress", "--nak",        "--no-ack", "--help",
-    "--verbose",     "--keep-going", NULL};
+    "--in-progress", "--nak",        "--no-ack",        "--help",
+    "--verbose",     "--keep-going", "--allow-msg-ttl", NULL};
 
 /* The parsed command line: positionals in order, options by name. */
 static struct {
@@ -409,7 +415,8 @@ static json_object *csv_array(const char *list, bool as_ns) {
 /* stream-create: creates the stream, or updates it when it already exists. */
 static int cmd_stream_create(void) {
   check_args("--subjects --retention --max-msgs --max-bytes --max-age "
-             "--replicas --storage --cluster",
+             "--replicas --storage --cluster --max-msgs-per-subject "
+             "--allow-msg-ttl --subject-delete-marker-ttl",
              2, 2);
   const char *name = args.pos[1];
   const char *subjects = opt_str("--subjects", NULL);
@@ -436,6 +443,17 @@ static int cmd_stream_create(void) {
   json_object_object_add(cfg, "num_replicas",
                          json_object_new_int64(opt_ll("--replicas", 1)));
   json_object_object_add(cfg, "discard", json_object_new_string("old"));
+  if (opt_has("--max-msgs-per-subject"))
+    json_object_object_add(
+        cfg, "max_msgs_per_subject",
+        json_object_new_int64(opt_ll("--max-msgs-per-subject", -1)));
+  /* Per-message TTLs and subject delete markers (nats-server 2.11+). */
+  if (opt_has("--allow-msg-ttl"))
+    json_object_object_add(cfg, "allow_msg_ttl", json_object_new_boolean(1));
+  if (opt_has("--subject-delete-marker-ttl"))
+    json_object_object_add(cfg, "subject_delete_marker_ttl",
+                           json_object_new_int64(sec_to_ns(
+                               opt_double("--subject-delete-marker-ttl", 0))));
   /* --cluster: the stream's placement, one cluster of a super-cluster. */
   if (opt_has("--cluster")) {
     json_object *pl = json_object_new_object();
@@ -796,12 +814,30 @@ static void publish_failed(bool keep_going, int64_t *failed, const char *fmt,
     fprintf(stderr, "nl-inject: %s (going on)\n", what);
 }
 
+/* Sends one message of n bytes to subject and waits for the reply into
+ * *reply; with ttl, the message carries it as its Nats-TTL header. */
+static natsStatus publish_one(natsMsg **reply, const char *subject,
+                              const char *payload, int n, const char *ttl) {
+  if (ttl == NULL)
+    return natsConnection_Request(reply, g_nc, subject, payload, n,
+                                  g_timeout_ms);
+  natsMsg *msg = NULL;
+  natsStatus s = natsMsg_Create(&msg, subject, NULL, payload, n);
+  if (s == NATS_OK)
+    s = natsMsgHeader_Set(msg, "Nats-TTL", ttl);
+  if (s == NATS_OK)
+    s = natsConnection_RequestMsg(reply, g_nc, msg, g_timeout_ms);
+  natsMsg_Destroy(msg);
+  return s;
+}
+
 /* publish: sends COUNT messages with JetStream acknowledgement, paced by
  * --rate when given; with --keep-going a failed publish (a server down, no
  * stream leader) is counted and skipped instead of ending the run. */
 static int cmd_publish(void) {
-  check_args("--count --rate --size --keep-going", 2, 2);
+  check_args("--count --rate --size --keep-going --ttl", 2, 2);
   bool keep_going = opt_has("--keep-going");
+  const char *ttl = opt_str("--ttl", NULL);
   int64_t failed = 0;
   const char *subject = args.pos[1];
   int64_t count = opt_ll("--count", 1);
@@ -828,8 +864,7 @@ static int cmd_publish(void) {
       n = (int)size;
     }
     natsMsg *reply = NULL;
-    natsStatus s =
-        natsConnection_Request(&reply, g_nc, subject, payload, n, g_timeout_ms);
+    natsStatus s = publish_one(&reply, subject, payload, n, ttl);
     /* Reconnects are off: a closed connection never comes back, so even
      * --keep-going ends, and whoever runs this can start it again. */
     if (s == NATS_CONNECTION_CLOSED)
@@ -929,6 +964,7 @@ static struct {
   int64_t nak_first_delay_ms; /* NAK first deliveries with this delay. */
   int64_t nak_retries; /* NAK (no delay) each message's first N deliveries. */
   int64_t term_mod;
+  const char *term_reason; /* --term-reason, or NULL. */
   int64_t max_msgs, expires_ms, start_ms, deadline_ms;
   bool lognormal;     /* --process-dist lognormal */
   double sigma;       /* --process-sigma */
@@ -1070,7 +1106,12 @@ static bool handle_msg(int worker, natsMsg *msg, nl_rng *rng) {
     sleep_ms(step > 50 ? 50 : step);
   }
   if (run.term_mod > 0 && d.stream_seq % run.term_mod == 0) {
-    reply_to(reply, "+TERM");
+    /* A reason after "+TERM " is sent on in the MSG_TERMINATED advisory
+     * (nats-server 2.10+), whatever it says. */
+    char body[256];
+    snprintf(body, sizeof(body), "+TERM%s%s", run.term_reason ? " " : "",
+             run.term_reason ? run.term_reason : "");
+    reply_to(reply, body);
     run.termed++;
     vlog(worker, &d, "term");
   } else if (run.nak_first_delay_ms > 0 && d.delivered == 1) {
@@ -1262,7 +1303,7 @@ static int cmd_consume(void) {
   check_args("--duration --mode --deliver-subject --queue --batch --workers "
              "--process-ms --slow-every --slow-ms --in-progress --progress-ms "
              "--nak --nak-seq-mod --nak-first-delay-ms --nak-retries "
-             "--term-seq-mod "
+             "--term-seq-mod --term-reason "
              "--no-ack --max-msgs "
              "--expires-ms --verbose --process-dist --process-sigma --seed "
              "--stagger-ms --group --min-pending --priority",
@@ -1288,6 +1329,7 @@ static int cmd_consume(void) {
   run.nak_first_delay_ms = opt_ll("--nak-first-delay-ms", 0);
   run.nak_retries = opt_ll("--nak-retries", 0);
   run.term_mod = opt_ll("--term-seq-mod", 0);
+  run.term_reason = opt_str("--term-reason", NULL);
   run.no_ack = opt_has("--no-ack");
   run.max_msgs = opt_ll("--max-msgs", 0);
   run.expires_ms = opt_ll("--expires-ms", 5000);

@@ -157,6 +157,12 @@ const nl_consumer_snap *nl_test_consumer(const nl_snapshot_set *set,
   X(test_sequence_gap_behind_empty_stream_stays)                               \
   X(test_sequence_gap_not_for_start_after_empty)                               \
   X(test_sequence_gap_stream_recreated)                                        \
+  X(test_sequence_gap_unacked_evicted)                                         \
+  X(test_sequence_gap_unacked_claims_checked)                                  \
+  X(test_sequence_gap_not_for_msg_ttl)                                         \
+  X(test_sequence_gap_purge_has_no_limit_fix)                                  \
+  X(test_removal_cause)                                                        \
+  X(test_retention_age_after_ttl_expiry)                                       \
   X(test_recreated_consumer_resets_history)                                    \
   X(test_deleted_consumer_clears_findings)                                     \
   X(test_event_firing_json_fields)                                             \

@@ -6,12 +6,11 @@
 #include "jsapi/nl_advisory_fetch.h"
 #include "jsapi/nl_advisory_queue.h"
 #include "nl_test.h"
+#include "nl_world.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define SEC 1000000000LL
 
 /* Parses a fixture; returns the parse status. */
 static int parse_fixture(const char *name, const char *subject,
@@ -212,170 +211,12 @@ void test_advisory_queue_bounded(void) {
   nl_advisory_queue_free(q);
 }
 
-/* One engine with streams and consumers whose fields the tests change. */
-#define MAX_OBJ 8
-typedef struct {
-  nl_engine *engine;
-  int64_t t;
-  nl_stream_snap streams[MAX_OBJ];
-  size_t n_streams;
-  nl_consumer_snap consumers[MAX_OBJ];
-  size_t n_consumers;
-  char *missing[MAX_OBJ]; /* Streams STREAM.LIST reported missing. */
-  size_t n_missing;
-  bool list_short; /* STREAM.LIST was short of its total. */
-  size_t kept;     /* Unlisted consumers the last poll kept. */
-  int onsets[NL_CLASS_COUNT];
-  int clears[NL_CLASS_COUNT];
-  nl_finding last[NL_CLASS_COUNT];
-  char last_consumer[64];
-  /* Unreadable declarations told (the engine's declaration sink), and the
-   * last one. */
-  int told;
-  nl_finding last_told;
-  /* Consumer polls listed, and those the histories took in (world_free). */
-  int listed, recorded;
-  int64_t step_ns; /* Time between polls: 1 s unless a test sets it. */
-} world;
-
-static void on_transition(void *ud, const char *stream, const char *consumer,
-                          const nl_finding *f, bool active,
-                          const char *reason) {
-  (void)stream, (void)reason;
-  world *w = ud;
-  if (active) {
-    w->onsets[f->cls]++;
-    w->last[f->cls] = *f;
-    snprintf(w->last_consumer, sizeof(w->last_consumer), "%s", consumer);
-  } else {
-    w->clears[f->cls]++;
-  }
-}
-
-static void on_declaration(void *ud, const char *stream, const char *consumer,
-                           const nl_finding *f) {
-  (void)stream, (void)consumer;
-  world *w = ud;
-  w->told++;
-  w->last_told = *f;
-}
-
-static void world_init(world *w, bool config_classes) {
-  memset(w, 0, sizeof(*w));
-  nl_detect_params p;
-  nl_detect_params_default(&p);
-  p.config_classes = config_classes;
-  p.push_unbound_s = 2;
-  w->engine = nl_engine_create(&p);
-  w->t = 1700000000LL * SEC;
-  w->step_ns = SEC;
-}
-
-static nl_stream_snap *add_stream(world *w, const char *name) {
-  nl_stream_snap *s = &w->streams[w->n_streams++];
-  s->name = (char *)name;
-  s->max_msgs = -1;
-  s->max_bytes = -1;
-  s->first_seq = 1;
-  s->consumers_complete = true;
-  return s;
-}
-
-static nl_consumer_snap *add_consumer(world *w, size_t stream,
-                                      const char *name) {
-  nl_consumer_snap *c = &w->consumers[w->n_consumers++];
-  c->stream = w->streams[stream].name;
-  c->stream_index = stream;
-  c->name = (char *)name;
-  c->created_ns = 1600000000LL * SEC;
-  c->ack_wait_ns = 30 * SEC;
-  c->max_ack_pending = 1000;
-  c->max_deliver = -1;
-  c->durable = true;
-  w->streams[stream].consumer_count++;
-  return c;
-}
-
-static void world_poll(world *w) {
-  nl_snapshot_set set = {0};
-  set.streams = w->streams;
-  set.n_streams = w->n_streams;
-  set.consumers = w->consumers;
-  set.n_consumers = w->n_consumers;
-  set.missing_streams = w->missing;
-  set.n_missing_streams = w->n_missing;
-  set.stream_list_short = w->list_short;
-  nl_engine_sink sink = {.transition = on_transition,
-                         .declaration = on_declaration};
-  w->kept = nl_engine_apply(w->engine, &set, w->t, &sink, w);
-  for (size_t i = 0; i < w->n_consumers; i++) {
-    const nl_consumer_snap *c = &w->consumers[i];
-    nl_consumer_state *st =
-        nl_registry_find(nl_engine_registry(w->engine), c->stream, c->name);
-    const nl_sample *latest = st != NULL ? nl_state_latest(st) : NULL;
-    w->listed++;
-    if (latest != NULL && latest->t_ns == w->t &&
-        latest->delivered_consumer_seq == c->delivered_consumer_seq)
-      w->recorded++;
-  }
-  w->t += w->step_ns;
-}
-
-/* Ends a world. Every consumer listed in a poll must have reached its
- * history: a test that finds nothing must have had its scenario seen. */
-static void world_free(world *w) {
-  CHECK_EQ_U(w->recorded, w->listed);
-  nl_engine_free(w->engine);
-  for (size_t i = 0; i < w->n_consumers; i++) {
-    nl_consumer_snap *c = &w->consumers[i];
-    for (size_t k = 0; k < c->n_meta; k++) {
-      free(c->meta[k].key);
-      free(c->meta[k].value);
-    }
-    free(c->meta);
-  }
-}
-
-static void world_advise(world *w, nl_adv_kind kind, const char *stream,
-                         const char *consumer, uint64_t seq,
-                         uint64_t deliveries) {
-  nl_advisory a = {.kind = kind, .stream_seq = seq, .deliveries = deliveries};
-  snprintf(a.stream, sizeof(a.stream), "%s", stream);
-  snprintf(a.consumer, sizeof(a.consumer), "%s", consumer);
-  a.received_ns = w->t;
-  nl_engine_sink sink = {.transition = on_transition};
-  nl_engine_advisory(w->engine, &a, w->t, &sink, w);
-}
-
 /* Sets the declaration nats_lens.KEY of c to value, as a nats-server 2.10+
  * lists it in the consumer's metadata. */
 static void declare(nl_consumer_snap *c, const char *key, const char *value) {
   char meta[64];
   snprintf(meta, sizeof(meta), "nats_lens.%s", key);
   CHECK(nl_consumer_snap_set_meta(c, meta, value) == 0);
-}
-
-static bool active_for(world *w, const char *stream, const char *consumer,
-                       nl_class cls) {
-  if (nl_class_is_stream(cls))
-    return nl_engine_stream_finding(w->engine, stream, cls) != NULL;
-  nl_consumer_state *st =
-      nl_registry_find(nl_engine_registry(w->engine), stream, consumer);
-  return st != NULL && st->active[cls] != NULL;
-}
-
-/* Polls w until the finding of cls of stream/consumer clears, at most
- * limit polls (of 1 s each); returns the polls taken. A condition gone
- * without a change of configuration clears only after the engine's
- * clearing hold (30 s). */
-static int world_polls_to_clear(world *w, const char *stream,
-                                const char *consumer, nl_class cls, int limit) {
-  int polls = 0;
-  while (active_for(w, stream, consumer, cls) && polls < limit) {
-    world_poll(w);
-    polls++;
-  }
-  return polls;
 }
 
 void test_max_deliver_exhausted_from_advisory(void) {
