@@ -467,6 +467,83 @@ nl_check_silent() {
   if [ -z "$line" ]; then nl_pass "$1"; else nl_fail "$1" "$line"; fi
 }
 
+# nl_gap_found NAME WHO: waits (20 s) for a SEQUENCE_GAP onset of WHO
+# ("STREAM/CONSUMER"): PASS NAME/detected with its message, or FAIL. Sets
+# NL_GAP_LINE to the notification line (empty when there is none).
+nl_gap_found() {
+  if NL_GAP_LINE=$(nl_wait_notification 20 "severity = FAILURE" \
+    "type_instance = SEQUENCE_GAP," "$2:"); then
+    nl_pass "$1/detected" "${NL_GAP_LINE#*message = }"
+  else
+    NL_GAP_LINE=
+    nl_fail "$1/detected" "no SEQUENCE_GAP for $2"
+  fi
+}
+
+# nl_gap_max_msgs_fix NAME PORT WHO: a SEQUENCE_GAP of WHO is found
+# (nl_gap_found) whose fix raises its stream's max_msgs
+# (NAME/max-msgs-fix), and the fix is applied and read back
+# (NAME/fix-applied, nl_apply_fix).
+nl_gap_max_msgs_fix() {
+  local name=$1 port=$2 who=$3 fix readback
+  nl_gap_found "$name" "$who"
+  fix=$(sed -n 's/.* fix: \([^;]*\);.*/\1/p' <<<"$NL_GAP_LINE")
+  nl_check "$name/max-msgs-fix" \
+    [ "${fix% *}" = "nats stream edit ${who%%/*} --max-msgs" ]
+  if readback=$(nl_apply_fix "$port" "$fix" 2>&1); then
+    nl_pass "$name/fix-applied" "'$fix' read back: ${readback//$'\n'/ }"
+  else
+    nl_fail "$name/fix-applied" "'$fix' read back: ${readback//$'\n'/ }"
+  fi
+}
+
+# nl_gap_no_fix NAME WHO INSTANCE LOST: a SEQUENCE_GAP of WHO is found
+# (nl_gap_found) that prints no fix command (NAME/no-fix-command), and the
+# plugin's instance INSTANCE counts LOST messages lost to WHO (NAME/lost).
+nl_gap_no_fix() {
+  nl_gap_found "$1" "$2"
+  nl_check "$1/no-fix-command" grep -qF "$2: fix: ;" <<<"$NL_GAP_LINE"
+  nl_check "$1/lost" \
+    [ "$(nl_csv_int "$3-${2%%/*}" nats_lens_lost "${2#*/}")" = "$4" ]
+}
+
+# nl_gap_limit_round NAME PORT WHO INSTANCE SUBJECT: for a consumer WHO
+# ("STREAM/CONSUMER", reading nothing) of a stream with max_msgs 10 into
+# which 30 messages were published: its SEQUENCE_GAP is found and its
+# max_msgs fix applied (nl_gap_max_msgs_fix); then the consumer catches up
+# once and 20 more are published on SUBJECT (30 stored, under the new
+# limit), and the finding clears and stays clear (nl_gap_clears).
+nl_gap_limit_round() {
+  local name=$1 port=$2 who=$3 inst=$4 subject=$5
+  nl_gap_max_msgs_fix "$name" "$port" "$who"
+  nl_inject "$port" consume "${who%%/*}" "${who#*/}" --duration 2 \
+    --max-msgs 10 >/dev/null
+  nl_inject "$port" publish "$subject" --count 20 >/dev/null
+  nl_gap_clears "$name" "$who" "$inst"
+}
+
+# nl_gap_clears NAME WHO INSTANCE: the SEQUENCE_GAP of WHO clears within
+# 60 s (NAME/cleared) and, 5 polls of the plugin's instance INSTANCE
+# later, it was raised once only (NAME/stays-clear).
+nl_gap_clears() {
+  local name=$1 who=$2 inst=$3 now onsets
+  if nl_wait_notification 60 "severity = OKAY" \
+    "type_instance = SEQUENCE_GAP," "$who " >/dev/null; then
+    nl_pass "$name/cleared"
+  else
+    nl_fail "$name/cleared" "SEQUENCE_GAP of $who did not clear"
+  fi
+  now=$(nl_csv_rows "$inst" duration poll 1)
+  nl_retry 20 nl_polled "$inst" $((now + 5))
+  onsets=$(nl_notifications "$who:" |
+    grep -F "type_instance = SEQUENCE_GAP," | grep -c "severity = FAILURE")
+  nl_check "$name/stays-clear" [ "$onsets" = 1 ]
+}
+
+# nl_polled INSTANCE N: succeeds once the plugin's instance INSTANCE has
+# finished N polls.
+nl_polled() { [ "$(nl_csv_rows "$1" duration poll 1)" -ge "$2" ]; }
+
 # nl_now_ms: wall clock in milliseconds.
 nl_now_ms() { date +%s%3N; }
 

@@ -101,13 +101,17 @@ static uint64_t check_claim(nl_gap_state *g, const nl_gap_claim *k,
 
 /* Takes the loss the history counted in st's latest interval back out of
  * its counts when the stream removed those messages for a cause that is
- * no loss; else keeps the cause for the fix. */
+ * no loss (for a schedule that fired: no more than the stream added in
+ * the interval); else keeps the cause for the fix. */
 static void attribute_unread(nl_gap_state *g, nl_consumer_state *st,
                              const nl_stream_snap *s, const nl_seqclock *clock,
                              int64_t now_ns) {
   /* The newest sequence the stream's head has passed (0: none yet). */
   uint64_t newest = s->first_seq > 0 ? s->first_seq - 1 : 0;
-  nl_removal_cause cause = nl_removal_cause_of(s, clock, newest, now_ns);
+  const nl_sample *cur = nl_state_latest(st);
+  nl_removal_cause cause =
+      nl_removal_unread_cause(s, clock, newest, now_ns, st->lost_last,
+                              cur != NULL ? cur->stream_added : 0);
   if (nl_removal_is_loss(cause)) {
     g->cause = cause;
     g->has_cause = true;

@@ -1,16 +1,17 @@
 /* nl_gap.h: what SEQUENCE_GAP learns beyond the polled counts of
  * nl_history: which removals were no loss (a message's own TTL, a newer
- * message on its subject), and the delivered but unacked messages the
- * stream removed, as MSG_TERMINATED advisories claim them (nats-server
- * 2.10.4+ sends the reason) and the polls confirm them.
+ * message on its subject, a scheduled message that fired), and the
+ * delivered but unacked messages the stream removed, as MSG_TERMINATED
+ * advisories claim them (nats-server 2.10.4+ sends the reason) and the
+ * polls confirm them.
  *
  * A claim is untrusted (a client's +TERM may carry any reason text): it
  * counts only when the consumer had delivered that sequence and had not
  * acked it at the poll before, the stream's first sequence has passed it
  * at the first poll after the advisory arrived, and a stream limit
- * explains the removal (nl_removal). A per-subject replacement, a TTL,
- * or a client +TERM on a work queue leaves it uncounted. Pure logic, no
- * locking (the engine's caller serialises). */
+ * explains the removal (nl_removal). A per-subject replacement, a TTL, a
+ * schedule's purge, or a client +TERM on a work queue leaves it
+ * uncounted. Pure logic, no locking (the engine's caller serialises). */
 #ifndef NL_GAP_H
 #define NL_GAP_H
 

@@ -295,6 +295,7 @@ static int read_stream(json_object *item, nl_stream_snap *s) {
   s->max_age_ns = get_i64(cfg, "max_age", 0);
   s->max_msgs_per_subject = get_i64(cfg, "max_msgs_per_subject", -1);
   s->allow_msg_ttl = get_bool(cfg, "allow_msg_ttl");
+  s->allow_msg_schedules = get_bool(cfg, "allow_msg_schedules");
   s->replicas = (int)get_i64(cfg, "num_replicas", 1);
   s->msgs = get_u64(st, "messages", 0);
   s->bytes = get_u64(st, "bytes", 0);

@@ -37,6 +37,17 @@ nl_removal_cause nl_removal_cause_of(const nl_stream_snap *s,
   return NL_REMOVED_OTHERWISE;
 }
 
+nl_removal_cause nl_removal_unread_cause(const nl_stream_snap *s,
+                                         const nl_seqclock *clock, uint64_t seq,
+                                         int64_t removed_ns, uint64_t removed,
+                                         uint64_t added) {
+  nl_removal_cause cause = nl_removal_cause_of(s, clock, seq, removed_ns);
+  if (cause == NL_REMOVED_OTHERWISE && s->allow_msg_schedules &&
+      removed <= added)
+    return NL_REMOVED_BY_SCHEDULE;
+  return cause;
+}
+
 bool nl_removal_by_limit(nl_removal_cause cause) {
   return cause == NL_REMOVED_BY_MAX_MSGS || cause == NL_REMOVED_BY_MAX_BYTES ||
          cause == NL_REMOVED_BY_MAX_AGE;
@@ -58,6 +69,8 @@ const char *nl_removal_cause_name(nl_removal_cause cause) {
     return "the message's own TTL";
   case NL_REMOVED_BY_SUBJECT_LIMIT:
     return "a newer message on its subject (max_msgs_per_subject)";
+  case NL_REMOVED_BY_SCHEDULE:
+    return "a scheduled message that fired (its schedule subject purged)";
   default:
     return "a purge or a message delete";
   }

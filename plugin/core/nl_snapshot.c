@@ -99,6 +99,7 @@ uint64_t nl_config_key(const nl_consumer_snap *c, int64_t created_ns,
   h = fnv_i64(h, s->max_age_ns);
   h = fnv_i64(h, s->max_msgs_per_subject);
   h = fnv_i64(h, s->allow_msg_ttl);
+  h = fnv_i64(h, s->allow_msg_schedules);
   h = fnv_i64(h, s->replicas);
   h = fnv_i64(h, s->cluster != NULL);
   for (size_t i = 0; i < s->n_subjects; i++)

@@ -45,6 +45,11 @@ typedef struct {
    * and leave the stream when it runs out ("allow_msg_ttl", which
    * "subject_delete_marker_ttl" also turns on). */
   bool allow_msg_ttl;
+  /* nats-server 2.12+: a message published with a Nats-Schedule header is
+   * kept on its schedule subject until it fires; then the server stores a
+   * new message on the schedule's target subject and purges the schedule
+   * subject ("allow_msg_schedules"). */
+  bool allow_msg_schedules;
   int replicas;
   uint64_t msgs;
   uint64_t bytes;

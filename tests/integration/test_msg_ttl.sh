@@ -104,44 +104,13 @@ silent TD 0 2
 # ts.t until its own TTL (5 s) removes it too.
 silent TS "2|3" 0
 
-# TL/w: a limit loss on the same server, with the limit's fix.
-if line=$(nl_wait_notification 20 "severity = FAILURE" \
-  "type_instance = SEQUENCE_GAP," "TL/w:"); then
-  nl_pass tl/detected "$(echo "$line" | sed 's/.*message = //')"
-else
-  nl_fail tl/detected "no SEQUENCE_GAP for TL/w"
-fi
-fix=$(echo "${line:-}" | sed -n 's/.* fix: \([^;]*\);.*/\1/p')
-nl_check tl/max-msgs-fix [ "${fix% *}" = "nats stream edit TL --max-msgs" ]
-if readback=$(nl_apply_fix "$PORT" "$fix" 2>&1); then
-  nl_pass tl/fix-applied "'$fix' read back: $(echo $readback)"
-else
-  nl_fail tl/fix-applied "'$fix' read back: $(echo $readback)"
-fi
-# The consumer catches up once, and 20 more are published (30 stored, under
+# TL/w: a limit loss on the same server, with the limit's fix. The
+# consumer catches up once, and 20 more are published (30 stored, under
 # the new limit): the finding clears (at once, or after its hold when a
 # poll saw the consumer still behind under the new limit) and stays clear.
-inj consume TL w --duration 2 --max-msgs 10
-inj publish tl.n --count 20
-tl_cleared() {
-  nl_wait_notification 60 "severity = OKAY" \
-    "type_instance = SEQUENCE_GAP," "TL/w " >/dev/null
-}
-nl_check tl/cleared tl_cleared
-now=$(polls)
-nl_retry 20 polled $((now + 5))
-onsets=$(nl_notifications "TL/w:" | grep -F "type_instance = SEQUENCE_GAP," |
-  grep -c "severity = FAILURE")
-nl_check tl/stays-clear [ "$onsets" = 1 ]
+nl_gap_limit_round tl "$PORT" TL/w tt tl.n
 
 # PG/w: the purge is a loss, with no limit's fix.
-if line=$(nl_wait_notification 20 "severity = FAILURE" \
-  "type_instance = SEQUENCE_GAP," "PG/w:"); then
-  nl_pass pg/detected "$(echo "$line" | sed 's/.*message = //')"
-else
-  nl_fail pg/detected "no SEQUENCE_GAP for PG/w"
-fi
-nl_check pg/no-fix-command grep -q "PG/w: fix: ;" <<<"${line:-}"
-nl_check pg/lost [ "$(nl_csv_int tt-PG nats_lens_lost w)" = 50 ]
+nl_gap_no_fix pg PG/w tt 50
 nl_check collectd/alive kill -0 "$NL_COLLECTD_PID"
 nl_end

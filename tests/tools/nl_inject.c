@@ -47,6 +47,7 @@ static const char *usage_text =
     "      [--max-msgs-per-subject N] [--allow-msg-ttl]\n"
     "      [--subject-delete-marker-ttl SECONDS]  (the last two need\n"
     "                                     nats-server 2.11+)\n"
+    "      [--allow-msg-schedules]        (nats-server 2.12+)\n"
     "  stream-edit NAME [--max-msgs N] [--max-bytes N] [--max-age SECONDS]\n"
     "      [--replicas N]                 (the others kept, as `nats stream "
     "edit`)\n"
@@ -69,6 +70,9 @@ static const char *usage_text =
     "fatal)\n"
     "      [--ttl TTL]                    (each message's Nats-TTL header, "
     "such as 2s)\n"
+    "      [--schedule PATTERN --schedule-target SUBJ]  (Nats-Schedule, such\n"
+    "                                     as \"@at 2025-01-01T00:00:00Z\", "
+    "2.12+)\n"
     "  consume STREAM CONSUMER --duration SECONDS [--mode pull|push]\n"
     "      [--deliver-subject SUBJ] [--queue G] [--batch B] [--workers W]\n"
     "      [--process-ms P] [--process-dist fixed|lognormal]\n"
@@ -103,9 +107,15 @@ static const char *usage_text =
     "Exit status: 0 success, 1 request or API error, 2 usage error.\n";
 
 /* Options that never take a value; every other option takes one. */
-static const char *flag_opts[] = {
-    "--in-progress", "--nak",        "--no-ack",        "--help",
-    "--verbose",     "--keep-going", "--allow-msg-ttl", NULL};
+static const char *flag_opts[] = {"--in-progress",
+                                  "--nak",
+                                  "--no-ack",
+                                  "--help",
+                                  "--verbose",
+                                  "--keep-going",
+                                  "--allow-msg-ttl",
+                                  "--allow-msg-schedules",
+                                  NULL};
 
 /* The parsed command line: positionals in order, options by name. */
 static struct {
@@ -416,7 +426,8 @@ static json_object *csv_array(const char *list, bool as_ns) {
 static int cmd_stream_create(void) {
   check_args("--subjects --retention --max-msgs --max-bytes --max-age "
              "--replicas --storage --cluster --max-msgs-per-subject "
-             "--allow-msg-ttl --subject-delete-marker-ttl",
+             "--allow-msg-ttl --subject-delete-marker-ttl "
+             "--allow-msg-schedules",
              2, 2);
   const char *name = args.pos[1];
   const char *subjects = opt_str("--subjects", NULL);
@@ -454,6 +465,11 @@ static int cmd_stream_create(void) {
     json_object_object_add(cfg, "subject_delete_marker_ttl",
                            json_object_new_int64(sec_to_ns(
                                opt_double("--subject-delete-marker-ttl", 0))));
+  /* Message schedules (nats-server 2.12+; the server turns on roll-ups,
+   * which schedules need). */
+  if (opt_has("--allow-msg-schedules"))
+    json_object_object_add(cfg, "allow_msg_schedules",
+                           json_object_new_boolean(1));
   /* --cluster: the stream's placement, one cluster of a super-cluster. */
   if (opt_has("--cluster")) {
     json_object *pl = json_object_new_object();
@@ -817,27 +833,53 @@ static void publish_failed(bool keep_going, int64_t *failed, const char *fmt,
 /* Sends one message of n bytes to subject and waits for the reply into
  * *reply; with ttl, the message carries it as its Nats-TTL header. */
 static natsStatus publish_one(natsMsg **reply, const char *subject,
-                              const char *payload, int n, const char *ttl) {
-  if (ttl == NULL)
+                              const char *payload, int n,
+                              const char *const *hdrs) {
+  if (hdrs[0] == NULL)
     return natsConnection_Request(reply, g_nc, subject, payload, n,
                                   g_timeout_ms);
   natsMsg *msg = NULL;
   natsStatus s = natsMsg_Create(&msg, subject, NULL, payload, n);
-  if (s == NATS_OK)
-    s = natsMsgHeader_Set(msg, "Nats-TTL", ttl);
+  for (int i = 0; s == NATS_OK && hdrs[i] != NULL; i += 2)
+    s = natsMsgHeader_Set(msg, hdrs[i], hdrs[i + 1]);
   if (s == NATS_OK)
     s = natsConnection_RequestMsg(reply, g_nc, msg, g_timeout_ms);
   natsMsg_Destroy(msg);
   return s;
 }
 
+/* Fills hdrs (room for 7 entries) with the header names and values that
+ * publish's options ask for, in pairs, ending with NULL: Nats-TTL from
+ * --ttl, Nats-Schedule and Nats-Schedule-Target from --schedule and
+ * --schedule-target (nats-server 2.12+, a stream with
+ * allow_msg_schedules), which go together. */
+static void publish_headers(const char **hdrs) {
+  int k = 0;
+  if (opt_has("--ttl")) {
+    hdrs[k++] = "Nats-TTL";
+    hdrs[k++] = opt_str("--ttl", NULL);
+  }
+  if (opt_has("--schedule") != opt_has("--schedule-target"))
+    die(2, "publish: --schedule and --schedule-target go together");
+  if (opt_has("--schedule")) {
+    hdrs[k++] = "Nats-Schedule";
+    hdrs[k++] = opt_str("--schedule", NULL);
+    hdrs[k++] = "Nats-Schedule-Target";
+    hdrs[k++] = opt_str("--schedule-target", NULL);
+  }
+  hdrs[k] = NULL;
+}
+
 /* publish: sends COUNT messages with JetStream acknowledgement, paced by
  * --rate when given; with --keep-going a failed publish (a server down, no
  * stream leader) is counted and skipped instead of ending the run. */
 static int cmd_publish(void) {
-  check_args("--count --rate --size --keep-going --ttl", 2, 2);
+  check_args("--count --rate --size --keep-going --ttl --schedule "
+             "--schedule-target",
+             2, 2);
   bool keep_going = opt_has("--keep-going");
-  const char *ttl = opt_str("--ttl", NULL);
+  const char *hdrs[7];
+  publish_headers(hdrs);
   int64_t failed = 0;
   const char *subject = args.pos[1];
   int64_t count = opt_ll("--count", 1);
@@ -864,7 +906,7 @@ static int cmd_publish(void) {
       n = (int)size;
     }
     natsMsg *reply = NULL;
-    natsStatus s = publish_one(&reply, subject, payload, n, ttl);
+    natsStatus s = publish_one(&reply, subject, payload, n, hdrs);
     /* Reconnects are off: a closed connection never comes back, so even
      * --keep-going ends, and whoever runs this can start it again. */
     if (s == NATS_CONNECTION_CLOSED)

@@ -5,8 +5,9 @@
 # It also records, self-contained, the advisories whose shape differs
 # between server versions (MSG_TERMINATED by limits and by +TERM, a NAK,
 # MAX_DELIVERIES, a key-value replacement's MSG_TERMINATED), the STREAM.INFO
-# of a stream with max_msgs_per_subject and, on 2.11 and later, a paused
-# consumer and a stream with per-message TTLs; the other
+# of a stream with max_msgs_per_subject, on 2.11 and later a paused
+# consumer and a stream with per-message TTLs, and on 2.12 and later a
+# stream whose delayed message fired; the other
 # advisory fixtures of the top level are recorded by SCENARIOS.md's runs.
 #
 # Usage: tests/tools/record_fixtures.sh [OUTDIR]   (default tests/fixtures)
@@ -189,6 +190,25 @@ case $VERSION in
     nl publish fx.ttl --count 1
     sleep 2.5
     nl request '$JS.API.STREAM.INFO.FX_TTL' '' >"$OUT/stream_info_ttl.json"
+    ;;
+esac
+
+# Message schedules (from 2.12): a delayed message is the stream's first,
+# one message after it, a consumer that reads nothing; once the schedule
+# fired (its copy stored on fx.sched.t, the schedule subject purged), the
+# STREAM.INFO and the consumer's CONSUMER.INFO.
+case $VERSION in
+  2.[0-9].* | 2.1[01].*) ;;
+  *)
+    nl stream-create FX_SCHED --subjects 'fx.sched.>' --allow-msg-schedules
+    nl consumer-create FX_SCHED C --ack-wait 30
+    at=$(date -u -d '+2 sec' +%Y-%m-%dT%H:%M:%SZ)
+    nl publish fx.sched.s --schedule "@at $at" --schedule-target fx.sched.t
+    nl publish fx.sched.n --count 1
+    sleep 3
+    nl request '$JS.API.STREAM.INFO.FX_SCHED' '' >"$OUT/stream_info_schedule.json"
+    nl request '$JS.API.CONSUMER.INFO.FX_SCHED.C' '{}' \
+      >"$OUT/consumer_info_schedule.json"
     ;;
 esac
 

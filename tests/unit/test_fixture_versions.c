@@ -258,7 +258,8 @@ static const nl_stream_snap *parse_stream_info(const fx_version *ver,
 /* What SEQUENCE_GAP tells removals apart by: a key-value replacement's
  * MSG_TERMINATED has the reason of a limit's removal (from 2.10.4), and
  * the stream's max_msgs_per_subject; from 2.11, a stream's allow_msg_ttl
- * and the head past the expired messages. */
+ * and the head past the expired messages; from 2.12, a stream's
+ * allow_msg_schedules and the head past a schedule that fired. */
 static void check_removals(const fx_version *ver, nl_snapshot_set *set) {
   nl_advisory a;
   CHECK(parse_advisory(ver, "advisory_terminated_subject.json",
@@ -273,7 +274,26 @@ static void check_removals(const fx_version *ver, nl_snapshot_set *set) {
     return;
   s = parse_stream_info(ver, "stream_info_ttl.json", set);
   CHECK(s != NULL && s->allow_msg_ttl && s->max_msgs_per_subject <= 0 &&
-        s->first_seq == 3 && s->msgs == 1);
+        s->first_seq == 3 && s->msgs == 1 && !s->allow_msg_schedules);
+  if (!at_least(ver, 2, 12, 0))
+    return;
+  /* A delayed message, the stream's first, fired: its copy is the last
+   * sequence, the head passed it, and the server moved the consumer that
+   * had read nothing past it. */
+  s = parse_stream_info(ver, "stream_info_schedule.json", set);
+  CHECK(s != NULL && s->allow_msg_schedules && s->first_seq == 2 &&
+        s->last_seq == 3 && s->msgs == 2);
+  size_t len;
+  char *text = read_version_file(ver, "consumer_info_schedule.json", &len);
+  if (text == NULL)
+    return;
+  char err[256] = "";
+  CHECK(nl_parse_consumer_info(text, len, set->n_streams - 1, set, err,
+                               sizeof(err)) == NL_PARSE_OK);
+  free(text);
+  const nl_consumer_snap *c = &set->consumers[set->n_consumers - 1];
+  CHECK(c->delivered_consumer_seq == 0 && c->delivered_stream_seq == 1 &&
+        c->num_pending == 2);
 }
 
 /* From 2.11: a consumer paused for an hour, in its CONSUMER.INFO and in

@@ -1,7 +1,8 @@
 /* test_gap.c: SEQUENCE_GAP beyond the polled counts: the stream's removals
  * of unacked messages that MSG_TERMINATED advisories claim (nats-server
  * 2.10.4+), and removals that are no loss (a message's own TTL, a newer
- * message on its subject) or no limit's doing (a purge), with the fix
+ * message on its subject, a schedule that fired) or no limit's doing (a
+ * purge), with the fix
  * each prints. The polled states follow those recorded on real servers
  * (docs/detectors.md, SEQUENCE_GAP). */
 #include "core/nl_detect_ext.h"
@@ -255,6 +256,86 @@ void test_sequence_gap_purge_has_no_limit_fix(void) {
   world_free(&w);
 }
 
+/* Recorded on 2.12.0 (test_msg_schedules.sh): a delayed message (a
+ * Nats-Schedule "@at" header) fires; the server stores its copy on the
+ * target subject and purges the schedule subject. HEAD (max_age 3600 s):
+ * the schedule is sequence 1, three messages after it; when it fires the
+ * copy is 5, first_seq 1 to 2, 4 messages, and the unfiltered consumer
+ * that read nothing is moved past it (delivered.stream_seq 0 to 1,
+ * num_pending 4 to 4). MID (no limits): three messages, the schedule at
+ * 4, three more; the copy is 8, 7 messages, num_deleted 1, and the
+ * consumer filtered on the schedule subject that read nothing goes from
+ * num_pending 1 to 0. Neither is a loss. Still one, on schedule streams:
+ * a purge with nothing published (PURGE: 50 unread, no fix command); a
+ * purge of the schedule subject holding three schedules while one more
+ * message is stored (SUBJ: 3 removed, 1 added); a limit (FULL: max_msgs
+ * 10, the --max-msgs fix). */
+void test_sequence_gap_not_for_schedule(void) {
+  world w;
+  world_init(&w, false);
+  nl_stream_snap *head = add_stream(&w, "HEAD");
+  head->max_age_ns = 3600 * SEC;
+  nl_stream_snap *mid = add_stream(&w, "MID");
+  nl_stream_snap *purge = add_stream(&w, "PURGE");
+  nl_stream_snap *subj = add_stream(&w, "SUBJ");
+  nl_stream_snap *full = add_stream(&w, "FULL");
+  full->max_msgs = 10;
+  for (size_t i = 0; i < w.n_streams; i++)
+    w.streams[i].allow_msg_schedules = true;
+  nl_consumer_snap *ch = add_consumer(&w, 0, "lag");
+  nl_consumer_snap *cm = add_consumer(&w, 1, "sch");
+  cm->filtered = true;
+  nl_consumer_snap *cp = add_consumer(&w, 2, "w");
+  nl_consumer_snap *cs = add_consumer(&w, 3, "sch");
+  cs->filtered = true;
+  nl_consumer_snap *cf = add_consumer(&w, 4, "w");
+  world_poll(&w); /* The streams before anything is published. */
+  head->last_seq = head->msgs = ch->num_pending = 4;
+  mid->last_seq = mid->msgs = 7;
+  cm->num_pending = 1;
+  purge->last_seq = purge->msgs = cp->num_pending = 50;
+  subj->last_seq = subj->msgs = 10;
+  cs->num_pending = 3;
+  full->last_seq = full->msgs = cf->num_pending = 10;
+  world_poll(&w);
+  head->first_seq = 2;
+  head->last_seq = 5;
+  ch->delivered_stream_seq = 1;
+  mid->last_seq = 8;
+  mid->num_deleted = 1;
+  cm->num_pending = 0;
+  purge->first_seq = 51; /* The server moves the consumer past it. */
+  purge->msgs = cp->num_pending = 0;
+  cp->delivered_stream_seq = 50;
+  subj->last_seq = 11;
+  subj->msgs = 8;
+  subj->num_deleted = 3;
+  cs->num_pending = 0;
+  full->first_seq = 6;
+  full->last_seq = 15;
+  world_poll(&w);
+  for (int i = 0; i < 3; i++)
+    world_poll(&w);
+  CHECK(!active_for(&w, "HEAD", "lag", NL_SEQUENCE_GAP));
+  CHECK(!active_for(&w, "MID", "sch", NL_SEQUENCE_GAP));
+  const nl_consumer_state *st = state_of(&w, "HEAD", "lag");
+  const nl_gap_state *g = st != NULL ? nl_gap_of(st) : NULL;
+  CHECK(st != NULL && st->lost_total == 0);
+  CHECK(g != NULL && g->excused_total == 1 && g->excused_through == 1);
+  st = state_of(&w, "MID", "sch");
+  CHECK(st != NULL && st->lost_total == 0);
+  CHECK(active_for(&w, "PURGE", "w", NL_SEQUENCE_GAP));
+  st = state_of(&w, "PURGE", "w");
+  CHECK(st != NULL && st->lost_total == 50);
+  CHECK(active_for(&w, "SUBJ", "sch", NL_SEQUENCE_GAP));
+  st = state_of(&w, "SUBJ", "sch");
+  CHECK(st != NULL && st->lost_total == 3);
+  CHECK(active_for(&w, "FULL", "w", NL_SEQUENCE_GAP));
+  CHECK_EQ_U(w.onsets[NL_SEQUENCE_GAP], 3);
+  CHECK(strstr(w.last[NL_SEQUENCE_GAP].fix_command, "--max-msgs") != NULL);
+  world_free(&w);
+}
+
 /* The attribution itself, on the states above and the clock's bounds. */
 void test_removal_cause(void) {
   nl_stream_snap s = {.max_msgs = 10, .msgs = 9, .max_bytes = -1};
@@ -291,6 +372,21 @@ void test_removal_cause(void) {
         !nl_removal_by_limit(NL_REMOVED_OTHERWISE));
   CHECK(!nl_removal_is_loss(NL_REMOVED_BY_MSG_TTL) &&
         !nl_removal_is_loss(NL_REMOVED_BY_SUBJECT_LIMIT));
+  /* A schedule that fired: on a stream with allow_msg_schedules, no more
+   * removed than added; never in place of a limit. */
+  CHECK(nl_removal_unread_cause(&s, &clock, 5, 130 * SEC, 1, 1) ==
+        NL_REMOVED_OTHERWISE);
+  s.allow_msg_schedules = true;
+  CHECK(nl_removal_unread_cause(&s, &clock, 5, 130 * SEC, 1, 1) ==
+        NL_REMOVED_BY_SCHEDULE);
+  CHECK(nl_removal_unread_cause(&s, &clock, 5, 130 * SEC, 3, 1) ==
+        NL_REMOVED_OTHERWISE);
+  CHECK(nl_removal_unread_cause(&s, &clock, 5, 130 * SEC, 1, 0) ==
+        NL_REMOVED_OTHERWISE);
+  CHECK(nl_removal_unread_cause(&s, &clock, 5, 170 * SEC, 1, 1) ==
+        NL_REMOVED_BY_MAX_AGE);
+  CHECK(!nl_removal_is_loss(NL_REMOVED_BY_SCHEDULE) &&
+        !nl_removal_by_limit(NL_REMOVED_BY_SCHEDULE));
 }
 
 /* RETENTION_RISK's age on a stream with per-message TTLs: a consumer stalls
