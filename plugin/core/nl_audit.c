@@ -163,7 +163,12 @@ static void rule_ack_all(audit_run *a, const nl_consumer_snap *c,
       c->max_ack_pending == 1 || (c->push && !c->has_deliver_group) ||
       e->workers == 1)
     return;
-  bool parallel = e->workers > 1 || c->has_deliver_group || c->num_waiting >= 2;
+  /* Pull requests waiting are workers ready to take messages at once,
+   * except with a pinned client (nats-server 2.11+): the server delivers
+   * to the pinned client alone, and the requests of the others wait
+   * unserved, so they show no worker processing beside it. */
+  bool parallel = e->workers > 1 || c->has_deliver_group ||
+                  (c->num_waiting >= 2 && !c->pinned_client);
   /* A warning either way, as the plugin's ACK_ALL_PARALLEL class: the two
    * must never disagree. parallel_seen tells the forms apart. */
   nl_finding *f = add(a, NL_AUDIT_ACK_ALL_PARALLEL, NL_SEVERITY_WARNING,
@@ -178,6 +183,8 @@ static void rule_ack_all(audit_run *a, const nl_consumer_snap *c,
   nl_finding_add(f, "max_ack_pending", (double)c->max_ack_pending);
   nl_finding_add(f, "num_ack_pending", (double)c->num_ack_pending);
   nl_finding_add(f, "parallel_seen", parallel ? 1 : 0);
+  if (c->pinned_client)
+    nl_finding_add(f, "pinned_client", 1);
   if (parallel)
     snprintf(f->description, sizeof(f->description),
              "ack_policy all with parallel workers (%s): one worker's ack "
@@ -382,7 +389,7 @@ static void rule_ack_wait(audit_run *a, const nl_consumer_snap *c,
                       NL_SEVERITY_CRITICAL, c->stream, c->name);
   if (f == NULL)
     return;
-  double rec = ceil(1.5 * nl_seconds(e->max_processing_ns));
+  double rec = nl_detect_declared_ack_wait_s(c);
   nl_finding_add(f, "ack_wait_s", nl_seconds(c->ack_wait_ns));
   nl_finding_add(f, "redelivery_delay_s", nl_seconds(delay));
   nl_finding_add(f, "declared_max_processing_s",
@@ -424,8 +431,7 @@ static void rule_retention(audit_run *a, const nl_consumer_snap *c,
                            const nl_stream_snap *s) {
   if (s->discard_new || !rule_on(a, NL_AUDIT_RETENTION_BELOW_BACKLOG))
     return; /* Publishers get errors instead: nothing is lost silently. */
-  bool full = (s->max_msgs > 0 && s->msgs * 10 >= (uint64_t)s->max_msgs * 9) ||
-              (s->max_bytes > 0 && s->bytes * 10 >= (uint64_t)s->max_bytes * 9);
+  bool full = nl_removal_stream_full(s);
   uint64_t evicted = 0;
   if (!c->filtered && s->first_seq > c->delivered_stream_seq + 1)
     evicted = s->first_seq - 1 - c->delivered_stream_seq;
@@ -762,6 +768,8 @@ nl_class nl_audit_plugin_class(nl_audit_class cls) {
     return NL_ACK_NONE_CONSUMER;
   case NL_AUDIT_ACK_ALL_PARALLEL:
     return NL_ACK_ALL_PARALLEL;
+  case NL_AUDIT_ACK_WAIT_BELOW_PROCESSING:
+    return NL_ACK_WAIT_VIOLATION;
   case NL_AUDIT_INTEREST_NO_CONSUMERS:
     return NL_INTEREST_NO_CONSUMERS;
   case NL_AUDIT_R1_ON_CLUSTER:

@@ -718,10 +718,16 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
     bool active[NL_CLASS_COUNT] = {false};
     nl_finding found[NL_CLASS_COUNT];
     e->advisories_contradicted += nl_ext_confirm(st, c);
+    e->advisories_contradicted +=
+        nl_gap_poll(st, c, s, clock ? clock[c->stream_index] : NULL, now_ns);
     nl_detect_consumer(st, c, s, &e->params, active, found);
     nl_ext_poll ctx = {set, i, clock ? clock[c->stream_index] : NULL,
                        &e->scratch, &e->audit};
     nl_ext_detect_consumer(st, c, s, &e->params, &ctx, now_ns, active, found);
+    nl_finding bad;
+    if (nl_ext_bad_declaration(st, &ctx, &e->params, &bad) && sink &&
+        sink->declaration)
+      sink->declaration(ud, st->stream, st->name, &bad);
     update_consumer(e, st, 0, NL_CLASS_COUNT - 1, active, found,
                     nl_config_key(c, st->created_ns, s), now_ns, sink, ud);
     if (lost != NULL)
@@ -873,6 +879,8 @@ bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
       unstored_for(unstored_of(find_total(e, s->name), s), c), &reset);
   if (st == NULL)
     return false;
+  const stream_total *t = find_total(e, s->name);
+  nl_gap_poll(st, c, s, t != NULL ? t->clock : NULL, now_ns);
   bool active[NL_CLASS_COUNT] = {false};
   nl_finding found[NL_CLASS_COUNT];
   nl_ext_poll ctx = {set, 0, NULL, &e->scratch, &e->audit};
@@ -881,6 +889,8 @@ bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
   update_consumer(e, st, NL_ACK_NONE_CONSUMER, NL_ACK_NONE_CONSUMER, active,
                   found, key, now_ns, sink, ud);
   update_consumer(e, st, NL_ACK_ALL_PARALLEL, NL_ACK_ALL_PARALLEL, active,
+                  found, key, now_ns, sink, ud);
+  update_consumer(e, st, NL_ACK_WAIT_VIOLATION, NL_ACK_WAIT_VIOLATION, active,
                   found, key, now_ns, sink, ud);
   update_consumer(e, st, NL_CONSUMER_SINGLE_REPLICA, NL_CONSUMER_SINGLE_REPLICA,
                   active, found, key, now_ns, sink, ud);

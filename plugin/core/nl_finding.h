@@ -31,7 +31,7 @@ typedef enum {
   NL_SEVERITY_CRITICAL = 2,
 } nl_severity;
 
-#define NL_EVIDENCE_MAX 14
+#define NL_EVIDENCE_MAX 16
 #define NL_TEXT_MAX 512
 /* Room for a fix command naming a stream and a consumer of the server's
  * longest names (255 bytes), each quoted as one shell word. */

@@ -321,6 +321,9 @@ static int read_stream(json_object *item, nl_stream_snap *s) {
   s->max_msgs = get_i64(cfg, "max_msgs", -1);
   s->max_bytes = get_i64(cfg, "max_bytes", -1);
   s->max_age_ns = get_i64(cfg, "max_age", 0);
+  s->max_msgs_per_subject = get_i64(cfg, "max_msgs_per_subject", -1);
+  s->allow_msg_ttl = get_bool(cfg, "allow_msg_ttl");
+  s->allow_msg_schedules = get_bool(cfg, "allow_msg_schedules");
   s->replicas = (int)get_i64(cfg, "num_replicas", 1);
   s->msgs = get_u64(st, "messages", 0);
   s->bytes = get_u64(st, "bytes", 0);
@@ -328,7 +331,6 @@ static int read_stream(json_object *item, nl_stream_snap *s) {
   s->last_seq = get_u64(st, "last_seq", 0);
   s->num_deleted = get_u64(st, "num_deleted", 0);
   s->consumer_count = get_u64(st, "consumer_count", 0);
-  s->max_msgs_per_subject = get_i64(cfg, "max_msgs_per_subject", -1);
   s->discard_new_per_subject = get_bool(cfg, "discard_new_per_subject");
   s->num_subjects = get_u64(st, "num_subjects", 0);
   s->last_ts_ns = get_time(st, "last_ts");
@@ -419,6 +421,8 @@ static int read_consumer(json_object *item, const char *stream,
   if (c->idle_heartbeat_ns < 0)
     c->idle_heartbeat_ns = 0;
   c->flow_control = get_bool(cfg, "flow_control");
+  const char *priority = get_str(cfg, "priority_policy");
+  c->pinned_client = priority != NULL && strcmp(priority, "pinned_client") == 0;
   read_metadata(cfg, keep_consumer_meta, c);
   c->max_deliver = get_i64(cfg, "max_deliver", -1);
   c->max_ack_pending = get_i64(cfg, "max_ack_pending", -1);

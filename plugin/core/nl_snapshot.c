@@ -125,11 +125,13 @@ uint64_t nl_config_key(const nl_consumer_snap *c, int64_t created_ns,
   h = fnv_i64(h, s->max_msgs);
   h = fnv_i64(h, s->max_bytes);
   h = fnv_i64(h, s->max_age_ns);
+  h = fnv_i64(h, s->max_msgs_per_subject);
+  h = fnv_i64(h, s->allow_msg_ttl);
+  h = fnv_i64(h, s->allow_msg_schedules);
   h = fnv_i64(h, s->replicas);
   h = fnv_i64(h, s->cluster != NULL);
   for (size_t i = 0; i < s->n_subjects; i++)
     h = fnv_str(h, s->subjects[i]);
-  h = fnv_i64(h, s->max_msgs_per_subject);
   h = fnv_i64(h, s->discard_new_per_subject);
   for (size_t i = 0; i < s->n_meta; i++)
     h = fnv_str(fnv_str(h, s->meta[i].key), s->meta[i].value);
@@ -147,6 +149,7 @@ uint64_t nl_config_key(const nl_consumer_snap *c, int64_t created_ns,
                    c->has_deliver_group,
                    c->idle_heartbeat_ns,
                    c->flow_control,
+                   c->pinned_client,
                    c->num_replicas,
                    c->mem_storage};
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)

@@ -42,6 +42,16 @@ typedef struct {
   int64_t max_msgs;  /* -1 or 0: unlimited */
   int64_t max_bytes; /* -1 or 0: unlimited */
   int64_t max_age_ns;
+  int64_t max_msgs_per_subject; /* -1 or 0: unlimited */
+  /* nats-server 2.11+: a message may carry its own TTL (header Nats-TTL)
+   * and leave the stream when it runs out ("allow_msg_ttl", which
+   * "subject_delete_marker_ttl" also turns on). */
+  bool allow_msg_ttl;
+  /* nats-server 2.12+: a message published with a Nats-Schedule header is
+   * kept on its schedule subject until it fires; then the server stores a
+   * new message on the schedule's target subject and purges the schedule
+   * subject ("allow_msg_schedules"). */
+  bool allow_msg_schedules;
   int replicas;
   uint64_t msgs;
   uint64_t bytes;
@@ -62,10 +72,8 @@ typedef struct {
    * the consumers this server leads, and so that none of its consumers is
    * taken for deleted; its stream-level classes are its leader's to judge. */
   bool elsewhere;
-  /* The per-subject limit (config max_msgs_per_subject; -1 or 0:
-   * unlimited), and whether discard new applies to it too
+  /* Whether discard new applies to the per-subject limit too
    * (discard_new_per_subject). */
-  int64_t max_msgs_per_subject;
   bool discard_new_per_subject;
   /* The subjects the stream holds messages of (state.num_subjects). */
   uint64_t num_subjects;
@@ -115,6 +123,10 @@ typedef struct {
   size_t backoff_steps;      /* Entries of config.backoff. */
   int64_t idle_heartbeat_ns; /* Push heartbeat; 0 when off. */
   bool flow_control;
+  /* priority_policy "pinned_client" (nats-server 2.11+): the server
+   * delivers to one client of the priority group at a time, the pinned
+   * one; the pull requests of the others wait and receive nothing. */
+  bool pinned_client;
   nl_meta *meta; /* nats_lens.* metadata (nats-server 2.10+), owned. */
   size_t n_meta;
   /* State. */

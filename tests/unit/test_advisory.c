@@ -6,12 +6,11 @@
 #include "jsapi/nl_advisory_fetch.h"
 #include "jsapi/nl_advisory_queue.h"
 #include "nl_test.h"
+#include "nl_world.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define SEC 1000000000LL
 
 /* Parses a fixture; returns the parse status. */
 static int parse_fixture(const char *name, const char *subject,
@@ -212,141 +211,12 @@ void test_advisory_queue_bounded(void) {
   nl_advisory_queue_free(q);
 }
 
-/* One engine with streams and consumers whose fields the tests change. */
-#define MAX_OBJ 10
-typedef struct {
-  nl_engine *engine;
-  int64_t t;
-  nl_stream_snap streams[MAX_OBJ];
-  size_t n_streams;
-  nl_consumer_snap consumers[MAX_OBJ];
-  size_t n_consumers;
-  char *missing[MAX_OBJ]; /* Streams STREAM.LIST reported missing. */
-  size_t n_missing;
-  bool list_short; /* STREAM.LIST was short of its total. */
-  size_t kept;     /* Unlisted consumers the last poll kept. */
-  int onsets[NL_CLASS_COUNT];
-  int clears[NL_CLASS_COUNT];
-  nl_finding last[NL_CLASS_COUNT];
-  char last_consumer[64];
-  /* Consumer polls listed, and those the histories took in (world_free). */
-  int listed, recorded;
-  int64_t step_ns; /* Time between polls: 1 s unless a test sets it. */
-} world;
-
-static void on_transition(void *ud, const char *stream, const char *consumer,
-                          const nl_finding *f, bool active,
-                          const char *reason) {
-  (void)stream, (void)reason;
-  world *w = ud;
-  if (active) {
-    w->onsets[f->cls]++;
-    w->last[f->cls] = *f;
-    snprintf(w->last_consumer, sizeof(w->last_consumer), "%s", consumer);
-  } else {
-    w->clears[f->cls]++;
-  }
-}
-
-static void world_init(world *w, bool config_classes) {
-  memset(w, 0, sizeof(*w));
-  nl_detect_params p;
-  nl_detect_params_default(&p);
-  p.config_classes = config_classes;
-  p.push_unbound_s = 2;
-  w->engine = nl_engine_create(&p);
-  w->t = 1700000000LL * SEC;
-  w->step_ns = SEC;
-}
-
-static nl_stream_snap *add_stream(world *w, const char *name) {
-  nl_stream_snap *s = &w->streams[w->n_streams++];
-  s->name = (char *)name;
-  s->max_msgs = -1;
-  s->max_bytes = -1;
-  s->first_seq = 1;
-  s->consumers_complete = true;
-  return s;
-}
-
-static nl_consumer_snap *add_consumer(world *w, size_t stream,
-                                      const char *name) {
-  nl_consumer_snap *c = &w->consumers[w->n_consumers++];
-  c->stream = w->streams[stream].name;
-  c->stream_index = stream;
-  c->name = (char *)name;
-  c->created_ns = 1600000000LL * SEC;
-  c->ack_wait_ns = 30 * SEC;
-  c->max_ack_pending = 1000;
-  c->max_deliver = -1;
-  c->durable = true;
-  w->streams[stream].consumer_count++;
-  return c;
-}
-
-static void world_poll(world *w) {
-  nl_snapshot_set set = {0};
-  set.streams = w->streams;
-  set.n_streams = w->n_streams;
-  set.consumers = w->consumers;
-  set.n_consumers = w->n_consumers;
-  set.missing_streams = w->missing;
-  set.n_missing_streams = w->n_missing;
-  set.stream_list_short = w->list_short;
-  nl_engine_sink sink = {NULL, NULL, on_transition};
-  w->kept = nl_engine_apply(w->engine, &set, w->t, &sink, w);
-  for (size_t i = 0; i < w->n_consumers; i++) {
-    const nl_consumer_snap *c = &w->consumers[i];
-    nl_consumer_state *st =
-        nl_registry_find(nl_engine_registry(w->engine), c->stream, c->name);
-    const nl_sample *latest = st != NULL ? nl_state_latest(st) : NULL;
-    w->listed++;
-    if (latest != NULL && latest->t_ns == w->t &&
-        latest->delivered_consumer_seq == c->delivered_consumer_seq)
-      w->recorded++;
-  }
-  w->t += w->step_ns;
-}
-
-/* Ends a world. Every consumer listed in a poll must have reached its
- * history: a test that finds nothing must have had its scenario seen. */
-static void world_free(world *w) {
-  CHECK_EQ_U(w->recorded, w->listed);
-  nl_engine_free(w->engine);
-}
-
-static void world_advise(world *w, nl_adv_kind kind, const char *stream,
-                         const char *consumer, uint64_t seq,
-                         uint64_t deliveries) {
-  nl_advisory a = {.kind = kind, .stream_seq = seq, .deliveries = deliveries};
-  snprintf(a.stream, sizeof(a.stream), "%s", stream);
-  snprintf(a.consumer, sizeof(a.consumer), "%s", consumer);
-  a.received_ns = w->t;
-  nl_engine_sink sink = {NULL, NULL, on_transition};
-  nl_engine_advisory(w->engine, &a, w->t, &sink, w);
-}
-
-static bool active_for(world *w, const char *stream, const char *consumer,
-                       nl_class cls) {
-  if (nl_class_is_stream(cls))
-    return nl_engine_stream_finding(w->engine, stream, cls) != NULL;
-  nl_consumer_state *st =
-      nl_registry_find(nl_engine_registry(w->engine), stream, consumer);
-  return st != NULL && st->active[cls] != NULL;
-}
-
-/* Polls w until the finding of cls of stream/consumer clears, at most
- * limit polls (of 1 s each); returns the polls taken. A condition gone
- * without a change of configuration clears only after the engine's
- * clearing hold (30 s). */
-static int world_polls_to_clear(world *w, const char *stream,
-                                const char *consumer, nl_class cls, int limit) {
-  int polls = 0;
-  while (active_for(w, stream, consumer, cls) && polls < limit) {
-    world_poll(w);
-    polls++;
-  }
-  return polls;
+/* Sets the declaration nats_lens.KEY of c to value, as a nats-server 2.10+
+ * lists it in the consumer's metadata. */
+static void declare(nl_consumer_snap *c, const char *key, const char *value) {
+  char meta[64];
+  snprintf(meta, sizeof(meta), "nats_lens.%s", key);
+  CHECK(nl_consumer_snap_set_meta(c, meta, value) == 0);
 }
 
 void test_max_deliver_exhausted_from_advisory(void) {
@@ -655,6 +525,19 @@ void test_config_classes_follow_audit(void) {
   all->has_deliver_group = true;
   world_poll(&w);
   CHECK(active_for(&w, "S", "all", NL_ACK_ALL_PARALLEL));
+  /* A pinned client with two standbys (nats-server 2.11+): three requests
+   * wait, but only the pinned client is served: nothing is raised, until
+   * the consumer declares two workers. */
+  nl_consumer_snap *pin = add_consumer(&w, 0, "pinned");
+  pin->ack_policy = NL_ACK_ALL;
+  pin->pinned_client = true;
+  pin->num_waiting = 3;
+  for (int i = 0; i < 5; i++)
+    world_poll(&w);
+  CHECK(!active_for(&w, "S", "pinned", NL_ACK_ALL_PARALLEL));
+  declare(pin, "workers", "2");
+  world_poll(&w);
+  CHECK(active_for(&w, "S", "pinned", NL_ACK_ALL_PARALLEL));
   world_free(&w);
   /* Off: the check command's engine raises none of them. */
   world_init(&w, false);
@@ -744,7 +627,7 @@ void test_consumer_single_replica(void) {
   c->name = strdup("late");
   c->durable = true;
   c->num_replicas = 1;
-  nl_engine_sink sink = {NULL, NULL, on_transition};
+  nl_engine_sink sink = {.transition = on_transition};
   CHECK(nl_engine_created(w.engine, &set, w.t, &sink, &w));
   CHECK(active_for(&w, "R3", "late", NL_CONSUMER_SINGLE_REPLICA));
   nl_snapshot_set_clear(&set);
@@ -1555,7 +1438,7 @@ static void world_ack(world *w, const char *stream, const char *consumer,
   snprintf(a.consumer, sizeof(a.consumer), "%s", consumer);
   a.ack_time_ns = ack_ms * 1000000;
   a.received_ns = w->t;
-  nl_engine_sink sink = {NULL, NULL, on_transition};
+  nl_engine_sink sink = {.transition = on_transition};
   nl_engine_advisory(w->engine, &a, w->t, &sink, w);
 }
 
@@ -1692,7 +1575,7 @@ void test_created_consumer_refresh(void) {
   CHECK_EQ_U(calls, 2);
   CHECK_EQ_U(set.n_streams, 1);
   CHECK_EQ_U(set.n_consumers, 1);
-  nl_engine_sink sink = {NULL, NULL, on_transition};
+  nl_engine_sink sink = {.transition = on_transition};
   CHECK(nl_engine_created(w.engine, &set, w.t, &sink, &w));
   CHECK(active_for(&w, "AN", "late", NL_ACK_NONE_CONSUMER));
   CHECK_EQ_U(w.onsets[NL_ACK_NONE_CONSUMER], 1);
@@ -1750,5 +1633,245 @@ void test_stream_churn_is_forgotten(void) {
   }
   /* 3,200 names seen; at most 62 polls' worth held. */
   CHECK(most >= MAX_OBJ * 60 && most <= MAX_OBJ * 62);
+  world_free(&w);
+}
+
+/* The finding of cls held for stream/consumer of w, or an empty one (no
+ * evidence, no text) when none is held, so that the checks on it fail
+ * rather than crash. */
+static const nl_finding *held_for(world *w, const char *stream,
+                                  const char *consumer, nl_class cls) {
+  static const nl_finding none;
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(w->engine), stream, consumer);
+  return st != NULL && st->active[cls] != NULL ? st->active[cls] : &none;
+}
+
+/* A consumer declares how long its processing takes (nats_lens metadata,
+ * nats-server 2.10+). The plugin raises ACK_WAIT_VIOLATION from the
+ * declaration alone when the first redelivery delay (ack_wait, or the
+ * first backoff step) is not longer: at a CREATED advisory's read or the
+ * first poll, without a redelivery, and with the fix 1.5 x the declared
+ * time. It holds while the declaration stands and clears at the next poll
+ * when ack_wait or the declaration is changed. A declaration well under
+ * ack_wait, a consumer without one and an AckNone consumer stay silent;
+ * the check command's engine (configuration classes off) leaves it to its
+ * audit rule. */
+void test_declared_processing_raises_ack_wait(void) {
+  world w;
+  world_init(&w, true);
+  add_stream(&w, "DP");
+  nl_consumer_snap *shrt = add_consumer(&w, 0, "short");
+  shrt->ack_wait_ns = 2 * SEC;
+  declare(shrt, "max_processing", "5s");
+  nl_consumer_snap *bo = add_consumer(&w, 0, "backoff");
+  bo->ack_wait_ns = bo->backoff_first_ns = 2 * SEC;
+  bo->backoff_steps = 2;
+  bo->max_deliver = 5;
+  declare(bo, "max_processing", "5s");
+  nl_consumer_snap *eq = add_consumer(&w, 0, "equal");
+  eq->ack_wait_ns = 5 * SEC;
+  declare(eq, "max_processing", "5s");
+  nl_consumer_snap *ok = add_consumer(&w, 0, "ok");
+  declare(ok, "max_processing", "5s");
+  add_consumer(&w, 0, "plain")->ack_wait_ns = 2 * SEC;
+  nl_consumer_snap *none = add_consumer(&w, 0, "none");
+  none->ack_policy = NL_ACK_NONE;
+  none->durable = false;
+  none->ack_wait_ns = 2 * SEC;
+  declare(none, "max_processing", "5s");
+  /* Announced by a CREATED advisory and read: raised at once. */
+  nl_snapshot_set created = {.streams = w.streams,
+                             .n_streams = 1,
+                             .consumers = shrt,
+                             .n_consumers = 1};
+  nl_engine_sink sink = {.transition = on_transition};
+  CHECK(nl_engine_created(w.engine, &created, w.t, &sink, &w));
+  CHECK(active_for(&w, "DP", "short", NL_ACK_WAIT_VIOLATION));
+  world_poll(&w);
+  CHECK(active_for(&w, "DP", "backoff", NL_ACK_WAIT_VIOLATION));
+  CHECK(active_for(&w, "DP", "equal", NL_ACK_WAIT_VIOLATION));
+  CHECK(!active_for(&w, "DP", "ok", NL_ACK_WAIT_VIOLATION));
+  CHECK(!active_for(&w, "DP", "plain", NL_ACK_WAIT_VIOLATION));
+  CHECK(!active_for(&w, "DP", "none", NL_ACK_WAIT_VIOLATION));
+  CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 3);
+  const nl_finding *f = held_for(&w, "DP", "short", NL_ACK_WAIT_VIOLATION);
+  CHECK(f->severity == NL_SEVERITY_CRITICAL);
+  CHECK(nl_finding_get(f, "from_declaration", 0) == 1);
+  CHECK(nl_finding_get(f, "declared_max_processing_s", 0) == 5);
+  CHECK(nl_finding_get(f, "recommended_ack_wait_s", 0) == 8);
+  CHECK(strcmp(f->fix_command, "nats consumer edit DP short --wait 8s") == 0);
+  f = held_for(&w, "DP", "backoff", NL_ACK_WAIT_VIOLATION);
+  CHECK(strcmp(f->fix_command, "nats consumer edit DP backoff --backoff linear "
+                               "--backoff-steps 2 --backoff-min 8s "
+                               "--backoff-max 16s") == 0);
+  /* Held while the declaration stands, with no second onset. */
+  for (int i = 0; i < 60; i++)
+    world_poll(&w);
+  CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 3);
+  CHECK_EQ_U(w.clears[NL_ACK_WAIT_VIOLATION], 0);
+  CHECK_EQ_U(w.onsets[NL_MISSING_PROGRESS], 0);
+  /* The fixes: short's ack_wait as printed, backoff's backoff as printed,
+   * equal's declaration lowered. Each clears at the next poll. */
+  shrt->ack_wait_ns = 8 * SEC;
+  bo->ack_wait_ns = bo->backoff_first_ns = 8 * SEC;
+  declare(eq, "max_processing", "3s");
+  world_poll(&w);
+  CHECK(!active_for(&w, "DP", "short", NL_ACK_WAIT_VIOLATION));
+  CHECK(!active_for(&w, "DP", "backoff", NL_ACK_WAIT_VIOLATION));
+  CHECK(!active_for(&w, "DP", "equal", NL_ACK_WAIT_VIOLATION));
+  CHECK_EQ_U(w.clears[NL_ACK_WAIT_VIOLATION], 3);
+  for (int i = 0; i < 60; i++)
+    world_poll(&w);
+  CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 3);
+  CHECK_EQ_U(w.told, 0);
+  world_free(&w);
+  /* Off: the check command's engine raises nothing from it. */
+  world_init(&w, false);
+  add_stream(&w, "DP");
+  shrt = add_consumer(&w, 0, "short");
+  shrt->ack_wait_ns = 2 * SEC;
+  declare(shrt, "max_processing", "5s");
+  world_poll(&w);
+  CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 0);
+  world_free(&w);
+}
+
+/* One poll of consumer c of stream s in which it delivers `fresh` new
+ * messages and `again` redelivered by expiry while acking. */
+static void expiry_poll(world *w, nl_stream_snap *s, nl_consumer_snap *c,
+                        unsigned fresh, unsigned again) {
+  s->last_seq += fresh;
+  s->msgs = s->last_seq;
+  c->delivered_stream_seq += fresh;
+  c->delivered_consumer_seq += fresh + again;
+  c->ack_last_ns = w->t - SEC / 10;
+  c->num_ack_pending = 4;
+  c->num_redelivered = again;
+  c->num_pending = 20;
+}
+
+/* Redeliveries observed on a consumer that declares its processing time:
+ * the fix the expiry rounds print is at least 1.5 x the declared time
+ * (also in the check command's engine, which has the configuration
+ * classes off), and with the configuration classes on the finding raised
+ * from the declaration at the first poll is the same finding, one onset;
+ * a few long tasks on a declaring consumer are that ACK_WAIT_VIOLATION,
+ * never MISSING_PROGRESS beside it. */
+void test_declared_processing_with_redeliveries(void) {
+  for (int on = 0; on <= 1; on++) {
+    world w;
+    world_init(&w, on);
+    nl_stream_snap *s = add_stream(&w, "DR");
+    nl_consumer_snap *c = add_consumer(&w, 0, "slow");
+    c->ack_wait_ns = 2 * SEC;
+    declare(c, "max_processing", "60s");
+    expiry_poll(&w, s, c, 1, 0);
+    world_poll(&w);
+    CHECK(active_for(&w, "DR", "slow", NL_ACK_WAIT_VIOLATION) == on);
+    for (int i = 0; i < 6; i++) {
+      expiry_poll(&w, s, c, 1, 2);
+      world_poll(&w);
+    }
+    const nl_finding *f = held_for(&w, "DR", "slow", NL_ACK_WAIT_VIOLATION);
+    CHECK(nl_finding_get(f, "redeliveries", 0) >= 4);
+    CHECK(nl_finding_get(f, "from_declaration", 0) == 0);
+    CHECK(nl_finding_get(f, "declared_max_processing_s", 0) == 60);
+    CHECK(nl_finding_get(f, "recommended_ack_wait_s", 0) == 90);
+    CHECK(strcmp(f->fix_command, "nats consumer edit DR slow --wait 90s") == 0);
+    CHECK(strstr(f->recommendation, "declared processing time") != NULL);
+    CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 1);
+    world_free(&w);
+  }
+  /* A long task (stream sequence 101, ack_wait 2 s) redelivered every
+   * 2 s while later messages are acked: MISSING_PROGRESS for the consumer
+   * that declares nothing, ACK_WAIT_VIOLATION alone for its twin that
+   * declares the long task. */
+  world w;
+  world_init(&w, true);
+  nl_consumer_snap *task[2];
+  for (int k = 0; k < 2; k++) {
+    nl_stream_snap *s = add_stream(&w, k ? "DLD" : "DLP");
+    s->last_seq = s->msgs = 1000;
+    nl_consumer_snap *c = task[k] = add_consumer(&w, (size_t)k, "task");
+    c->ack_wait_ns = 2 * SEC;
+    c->delivered_stream_seq = c->delivered_consumer_seq = 100;
+    c->ack_floor_stream_seq = 100;
+    c->num_ack_pending = 1;
+    c->num_pending = 3;
+  }
+  declare(task[1], "max_processing", "7s");
+  world_poll(&w);
+  for (int i = 0; i < 8; i++) {
+    for (int k = 0; k < 2; k++) {
+      nl_consumer_snap *c = task[k];
+      c->delivered_stream_seq += 5;
+      c->delivered_consumer_seq += 5 + (unsigned)(i % 2);
+      c->ack_last_ns = w.t - SEC / 10;
+      c->num_ack_pending = 2;
+      c->num_redelivered = 1;
+    }
+    world_poll(&w);
+  }
+  CHECK(active_for(&w, "DLP", "task", NL_MISSING_PROGRESS));
+  CHECK(!active_for(&w, "DLP", "task", NL_ACK_WAIT_VIOLATION));
+  CHECK(active_for(&w, "DLD", "task", NL_ACK_WAIT_VIOLATION));
+  CHECK(!active_for(&w, "DLD", "task", NL_MISSING_PROGRESS));
+  CHECK_EQ_U(w.onsets[NL_MISSING_PROGRESS], 1);
+  CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 1);
+  world_free(&w);
+}
+
+/* A declaration that cannot be read (a duration in words, workers 0, a
+ * value with control characters) is told once through the engine's
+ * declaration sink with the audit's words and fix, counts as not made,
+ * and is told again only when it changes to another unreadable value or
+ * is broken again after a readable one. Nothing is told with the
+ * configuration classes off. */
+void test_bad_declaration_told_once(void) {
+  world w;
+  world_init(&w, true);
+  add_stream(&w, "DB");
+  nl_consumer_snap *words = add_consumer(&w, 0, "words");
+  words->ack_wait_ns = 2 * SEC;
+  declare(words, "max_processing", "thirty seconds");
+  nl_consumer_snap *zero = add_consumer(&w, 0, "zero");
+  declare(zero, "workers", "0");
+  nl_consumer_snap *ctl = add_consumer(&w, 0, "ctl");
+  ctl->ack_wait_ns = 2 * SEC;
+  declare(ctl, "max_processing", "5s\n\x1b[2J");
+  nl_consumer_snap *fine = add_consumer(&w, 0, "fine");
+  declare(fine, "max_processing", "5s");
+  declare(fine, "unknown", "x");
+  for (int i = 0; i < 10; i++)
+    world_poll(&w);
+  CHECK_EQ_U(w.told, 3);
+  CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 0);
+  /* Changed to another unreadable value: told again. */
+  declare(words, "max_processing", "a while");
+  world_poll(&w);
+  world_poll(&w);
+  CHECK_EQ_U(w.told, 4);
+  CHECK(strstr(w.last_told.description,
+               "nats_lens.max_processing=\"a while\"") != NULL);
+  CHECK(strcmp(w.last_told.fix_command,
+               "nats consumer edit DB words --metadata "
+               "nats_lens.max_processing=30s") == 0);
+  /* Made readable: it counts (ack_wait 2 s is below it) and nothing is
+   * told; broken again, it is told again. */
+  declare(words, "max_processing", "5s");
+  world_poll(&w);
+  CHECK(active_for(&w, "DB", "words", NL_ACK_WAIT_VIOLATION));
+  CHECK_EQ_U(w.told, 4);
+  declare(words, "max_processing", "a while");
+  world_poll(&w);
+  CHECK_EQ_U(w.told, 5);
+  world_free(&w);
+  world_init(&w, false);
+  add_stream(&w, "DB");
+  words = add_consumer(&w, 0, "words");
+  declare(words, "max_processing", "thirty seconds");
+  world_poll(&w);
+  CHECK_EQ_U(w.told, 0);
   world_free(&w);
 }

@@ -2,8 +2,8 @@
  * nats-server version (tests/fixtures/<version>/, by
  * tests/tools/record_fixtures.sh) read by the real parsers, with the facts
  * of the recording checked per version: what differs between versions
- * (the MSG_TERMINATED "reason" from 2.10.4, paused consumers from 2.11)
- * and what must not. */
+ * (the MSG_TERMINATED "reason" from 2.10.4, paused consumers and
+ * per-message TTLs from 2.11) and what must not. */
 #include "core/nl_advisory.h"
 #include "core/nl_audit.h"
 #include "core/nl_detect_rejected.h"
@@ -242,6 +242,63 @@ static void check_advisories(const fx_version *ver) {
   CHECK(parse_advisory(ver, "advisory_api_audit.json", NULL, &a) == -1);
 }
 
+/* Parses the STREAM.INFO file of the version into set; returns the
+ * stream, or NULL (and a failed check) when it cannot. */
+static const nl_stream_snap *parse_stream_info(const fx_version *ver,
+                                               const char *file,
+                                               nl_snapshot_set *set) {
+  size_t len;
+  char *text = read_version_file(ver, file, &len);
+  if (text == NULL)
+    return NULL;
+  char err[256] = "";
+  int rc = nl_parse_stream_info(text, len, set, err, sizeof(err));
+  free(text);
+  CHECK(rc == NL_PARSE_OK);
+  return rc == NL_PARSE_OK ? &set->streams[set->n_streams - 1] : NULL;
+}
+
+/* What SEQUENCE_GAP tells removals apart by: a key-value replacement's
+ * MSG_TERMINATED has the reason of a limit's removal (from 2.10.4), and
+ * the stream's max_msgs_per_subject; from 2.11, a stream's allow_msg_ttl
+ * and the head past the expired messages; from 2.12, a stream's
+ * allow_msg_schedules and the head past a schedule that fired. */
+static void check_removals(const fx_version *ver, nl_snapshot_set *set) {
+  nl_advisory a;
+  CHECK(parse_advisory(ver, "advisory_terminated_subject.json",
+                       "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.FX_KV.C",
+                       &a) == 0);
+  CHECK(a.kind == NL_ADV_TERMINATED && a.stream_seq == 1);
+  CHECK(a.removed_from_stream == at_least(ver, 2, 10, 4));
+  const nl_stream_snap *s = parse_stream_info(ver, "stream_info_kv.json", set);
+  CHECK(s != NULL && s->max_msgs_per_subject == 1 && !s->allow_msg_ttl &&
+        s->first_seq == 2);
+  if (!at_least(ver, 2, 11, 0))
+    return;
+  s = parse_stream_info(ver, "stream_info_ttl.json", set);
+  CHECK(s != NULL && s->allow_msg_ttl && s->max_msgs_per_subject <= 0 &&
+        s->first_seq == 3 && s->msgs == 1 && !s->allow_msg_schedules);
+  if (!at_least(ver, 2, 12, 0))
+    return;
+  /* A delayed message, the stream's first, fired: its copy is the last
+   * sequence, the head passed it, and the server moved the consumer that
+   * had read nothing past it. */
+  s = parse_stream_info(ver, "stream_info_schedule.json", set);
+  CHECK(s != NULL && s->allow_msg_schedules && s->first_seq == 2 &&
+        s->last_seq == 3 && s->msgs == 2);
+  size_t len;
+  char *text = read_version_file(ver, "consumer_info_schedule.json", &len);
+  if (text == NULL)
+    return;
+  char err[256] = "";
+  CHECK(nl_parse_consumer_info(text, len, set->n_streams - 1, set, err,
+                               sizeof(err)) == NL_PARSE_OK);
+  free(text);
+  const nl_consumer_snap *c = &set->consumers[set->n_consumers - 1];
+  CHECK(c->delivered_consumer_seq == 0 && c->delivered_stream_seq == 1 &&
+        c->num_pending == 2);
+}
+
 /* From 2.11: a consumer paused for an hour, in its CONSUMER.INFO and in
  * the CONSUMER.LIST of its stream. */
 static void check_paused(const fx_version *ver, nl_snapshot_set *set) {
@@ -428,6 +485,7 @@ void test_fixture_versions(void) {
     check_pages_and_errors(&versions[i], &set);
     check_advisories(&versions[i]);
     check_paused(&versions[i], &set);
+    check_removals(&versions[i], &set);
     check_full(&versions[i]);
     check_replicas(&versions[i]);
     nl_snapshot_set_clear(&set);
