@@ -7,8 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-/* Frees the n metadata entries of meta and the array. */
-static void meta_free(nl_meta *meta, size_t n) {
+void nl_meta_free(nl_meta *meta, size_t n) {
   for (size_t i = 0; i < n; i++) {
     free(meta[i].key);
     free(meta[i].value);
@@ -61,14 +60,14 @@ void nl_stream_snap_clear(nl_stream_snap *s) {
     free(s->subjects[i]);
   free(s->subjects);
   free(s->cluster);
-  meta_free(s->meta, s->n_meta);
+  nl_meta_free(s->meta, s->n_meta);
   memset(s, 0, sizeof(*s));
 }
 
 void nl_consumer_snap_clear(nl_consumer_snap *c) {
   free(c->stream);
   free(c->name);
-  meta_free(c->meta, c->n_meta);
+  nl_meta_free(c->meta, c->n_meta);
   memset(c, 0, sizeof(*c));
 }
 

@@ -224,6 +224,9 @@ void nl_consumer_snap_clear(nl_consumer_snap *c);
 int nl_consumer_snap_set_meta(nl_consumer_snap *c, const char *key,
                               const char *value);
 
+/* Frees the n metadata entries of meta (keys and values) and the array. */
+void nl_meta_free(struct nl_meta *meta, size_t n);
+
 /* Returns the value of metadata key of c, or NULL when it is not set. */
 const char *nl_consumer_snap_meta(const nl_consumer_snap *c, const char *key);
 
