@@ -317,9 +317,12 @@ nl_held_throttle() {
 
 # nl_apply_fix PORT COMMAND: applies a fix command the plugin printed
 # (`nats consumer edit S C ...` or `nats stream edit S ...`, the flags the
-# plugin prints) with nl-inject's consumer-edit or stream-edit, which
-# change only the named settings as the nats CLI does, then reads the
-# configuration back from the server. Prints "field=value" for each
+# plugin prints: --wait, --max-pending, --max-deliver, --backoff and
+# --replicas for a consumer; --max-msgs, --max-bytes,
+# --max-msgs-per-subject, --max-age, --replicas, --discard old|new for a
+# stream) with nl-inject's consumer-edit or stream-edit, which change only
+# the named settings as the nats CLI does, then reads the configuration
+# back from the server. Prints "field=value" for each
 # setting read back; returns 0 only when the server holds every value the
 # command asked for (it may override or refuse one: a backoff replaces
 # ack_wait), 2 for a command it cannot apply.
@@ -350,6 +353,9 @@ if words[:3] == ["nats", "consumer", "edit"] and len(words) >= 5:
     if "--max-deliver" in opts:
         edit += ["--max-deliver", opts["--max-deliver"]]
         want["max_deliver"] = int(opts["--max-deliver"])
+    if "--replicas" in opts:
+        edit += ["--replicas", opts["--replicas"]]
+        want["num_replicas"] = int(opts["--replicas"])
     if opts.get("--backoff") == "none":
         edit += ["--backoff", "none"]
         want["backoff"] = None
@@ -371,10 +377,14 @@ elif words[:3] == ["nats", "stream", "edit"] and len(words) >= 4:
     opts = dict(zip(flags[::2], flags[1::2]))
     edit, want = [], {}
     for flag, key in (("--max-msgs", "max_msgs"), ("--max-bytes", "max_bytes"),
-                      ("--replicas", "num_replicas")):
+                      ("--replicas", "num_replicas"),
+                      ("--max-msgs-per-subject", "max_msgs_per_subject")):
         if flag in opts:
             edit += [flag, opts[flag]]
             want[key] = int(opts[flag])
+    if opts.get("--discard") in ("old", "new"):
+        edit += ["--discard", opts["--discard"]]
+        want["discard"] = opts["--discard"]
     if "--max-age" in opts:
         edit += ["--max-age", str(secs(opts["--max-age"]))]
         want["max_age"] = int(secs(opts["--max-age"]) * 1e9)
@@ -628,6 +638,15 @@ EOF2
 nl_cluster_node_kill() {
   kill -9 "${NL_CLUSTER_PID[$1]}" 2>/dev/null
   wait "${NL_CLUSTER_PID[$1]}" 2>/dev/null
+}
+
+# nl_cluster_url_lines: the URL options of a collectd Instance block that
+# name the three nodes as seed servers.
+nl_cluster_url_lines() {
+  local n
+  for n in 1 2 3; do
+    echo "  URL \"nats://127.0.0.1:$(nl_cluster_client "$n")\""
+  done
 }
 
 # nl_cluster_start BASE: starts the three nodes (see above).

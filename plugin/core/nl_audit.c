@@ -24,6 +24,7 @@ static const char *const class_names[NL_AUDIT_CLASS_COUNT] = {
     [NL_AUDIT_PUSH_NO_HEARTBEAT] = "PUSH_NO_HEARTBEAT",
     [NL_AUDIT_INVALID_EXPECTATION] = "INVALID_EXPECTATION",
     [NL_AUDIT_UNOBSERVABLE] = "UNOBSERVABLE",
+    [NL_AUDIT_CONSUMER_SINGLE_REPLICA] = "CONSUMER_SINGLE_REPLICA",
 };
 
 const char *nl_audit_class_name(nl_audit_class cls) {
@@ -471,6 +472,87 @@ static void rule_retention(audit_run *a, const nl_consumer_snap *c,
   nl_detect_limit_fix(c, s, evicted, f);
 }
 
+/* The replicas that keep consumer c's state on stream s, as the server
+ * counts them: num_replicas when set and not above the stream's, else the
+ * stream's (a durable inherits them; server/consumer.go, replicas()). */
+static int consumer_replicas(const nl_consumer_snap *c,
+                             const nl_stream_snap *s) {
+  int stream = s->replicas > 0 ? s->replicas : 1;
+  return c->num_replicas > 0 && c->num_replicas < stream ? c->num_replicas
+                                                         : stream;
+}
+
+/* CONSUMER_SINGLE_REPLICA: a durable consumer with acks on a replicated
+ * stream whose state one server's loss (one replica), or a restart of all
+ * its servers (memory storage on a file stream), erases. Ephemeral and
+ * ack-none consumers (ordered consumers, key-value watchers) hold nothing
+ * worth keeping and are left out. */
+static void rule_single_replica(audit_run *a, const nl_consumer_snap *c,
+                                const nl_stream_snap *s) {
+  if (!rule_on(a, NL_AUDIT_CONSUMER_SINGLE_REPLICA) || s->replicas <= 1 ||
+      !c->durable || c->ack_policy == NL_ACK_NONE)
+    return;
+  int replicas = consumer_replicas(c, s);
+  bool memory = c->mem_storage && !s->memory_storage;
+  if (replicas > 1 && !memory)
+    return;
+  nl_finding *f = add(a, NL_AUDIT_CONSUMER_SINGLE_REPLICA, NL_SEVERITY_WARNING,
+                      c->stream, c->name);
+  if (f == NULL)
+    return;
+  words w;
+  quote(c->stream, c->name, NULL, &w);
+  nl_finding_add(f, "stream_replicas", s->replicas);
+  nl_finding_add(f, "consumer_replicas", replicas);
+  nl_finding_add(f, "num_replicas", c->num_replicas);
+  nl_finding_add(f, "mem_storage", c->mem_storage ? 1 : 0);
+  nl_finding_add(f, "ack_floor_stream_seq", (double)c->ack_floor_stream_seq);
+  nl_finding_add(f, "num_pending", (double)c->num_pending);
+  if (replicas == 1)
+    snprintf(f->description, sizeof(f->description),
+             "durable consumer with one replica on a stream of %d: its "
+             "delivery and acknowledgement state lives on one server; while "
+             "that server is down the consumer delivers nothing, and when it "
+             "is lost the consumer goes with it and, created again, starts "
+             "from its deliver policy: messages delivered again "
+             "(duplicates) or skipped (loss)%s",
+             s->replicas,
+             c->mem_storage ? ", and it keeps that state in memory only" : "");
+  else
+    snprintf(f->description, sizeof(f->description),
+             "durable consumer with mem_storage on a file stream of %d "
+             "replicas: each of its %d replicas keeps the acknowledgement "
+             "state in memory only, so a restart of all its servers at once "
+             "(a cluster restart, a power loss) erases it and the consumer "
+             "starts again from its deliver policy, every message "
+             "delivered again (duplicates)",
+             s->replicas, replicas);
+  if (!c->mem_storage) {
+    snprintf(f->fix_command, sizeof(f->fix_command),
+             "nats consumer edit %s %s --replicas %d", w.n.stream, w.n.consumer,
+             s->replicas);
+    snprintf(f->recommendation, sizeof(f->recommendation),
+             "%d replicas, as its stream has (the server moves the "
+             "consumer's state to the new replicas)",
+             s->replicas);
+    return;
+  }
+  /* No command: the nats CLI cannot take mem_storage away (consumer edit
+   * has no such flag and consumer copy keeps it). */
+  char more[32] = "";
+  if (replicas == 1)
+    snprintf(more, sizeof(more), "--replicas %d ", s->replicas);
+  snprintf(f->recommendation, sizeof(f->recommendation),
+           "file storage%s: create a durable consumer with the same settings "
+           "without mem_storage (nats consumer add %s NEW ... %s--deliver "
+           "%.0f, after the old one's ack floor), move the workers to it, "
+           "then nats consumer rm %s %s; an API update of mem_storage is "
+           "accepted, but from nats-server 2.11 the state stays in memory "
+           "until the consumer is created again",
+           replicas == 1 ? " and the stream's replicas" : "", w.n.stream, more,
+           (double)c->ack_floor_stream_seq + 1, w.n.stream, w.n.consumer);
+}
+
 /* Runs the rules about one consumer. */
 static void audit_consumer(audit_run *a, const nl_consumer_snap *c,
                            const nl_stream_snap *s) {
@@ -482,6 +564,7 @@ static void audit_consumer(audit_run *a, const nl_consumer_snap *c,
   rule_max_ack_pending(a, c, &e);
   rule_ack_wait(a, c, &e);
   rule_retention(a, c, s);
+  rule_single_replica(a, c, s);
   if (c->push && c->idle_heartbeat_ns <= 0 &&
       rule_on(a, NL_AUDIT_PUSH_NO_HEARTBEAT)) {
     nl_finding *f = add(a, NL_AUDIT_PUSH_NO_HEARTBEAT, NL_SEVERITY_WARNING,
@@ -693,6 +776,8 @@ nl_class nl_audit_plugin_class(nl_audit_class cls) {
     return NL_STREAM_SINGLE_REPLICA;
   case NL_AUDIT_UNOBSERVABLE:
     return NL_CONSUMER_UNOBSERVABLE;
+  case NL_AUDIT_CONSUMER_SINGLE_REPLICA:
+    return NL_CONSUMER_SINGLE_REPLICA;
   default:
     return NL_CLASS_COUNT;
   }

@@ -73,7 +73,8 @@ static bool detect_unbound(nl_ext_state *x, const nl_consumer_state *st,
  * declared processing time behind ACK_WAIT_VIOLATION. */
 #define CONSUMER_RULES                                                         \
   ((1u << NL_AUDIT_ACK_NONE) | (1u << NL_AUDIT_ACK_ALL_PARALLEL) |             \
-   (1u << NL_AUDIT_ACK_WAIT_BELOW_PROCESSING))
+   (1u << NL_AUDIT_ACK_WAIT_BELOW_PROCESSING) |                                \
+   (1u << NL_AUDIT_CONSUMER_SINGLE_REPLICA))
 
 /* ACK_WAIT_VIOLATION from the declared processing time (the audit's
  * ACK_WAIT_BELOW_PROCESSING finding d): the first redelivery comes before a
@@ -172,6 +173,7 @@ void nl_ext_detect_config(const nl_consumer_state *st, const nl_ext_poll *ctx,
                           nl_finding out[NL_CLASS_COUNT]) {
   active[NL_ACK_NONE_CONSUMER] = false;
   active[NL_ACK_ALL_PARALLEL] = false;
+  active[NL_CONSUMER_SINGLE_REPLICA] = false;
   if (!p->config_classes)
     return;
   ctx->scratch->n = 0;

@@ -14,6 +14,7 @@
 #include "nl_advisory.h"
 #include "nl_audit.h"
 #include "nl_detect.h"
+#include "nl_detect_rejected.h"
 #include "nl_detect_retention.h"
 #include "nl_gap.h"
 #include "nl_seqclock.h"
@@ -179,6 +180,8 @@ typedef struct {
   /* Poll time since which the stream has had no consumer, 0 while it has
    * one. */
   int64_t empty_since_ns;
+  /* PUBLISH_REJECTED: the run of polls at a limit. */
+  nl_full_prev full;
 } nl_ext_stream_prev;
 
 /* A stream's delivered_delta when one of its consumers has no poll before

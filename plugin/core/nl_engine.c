@@ -448,6 +448,9 @@ static void stream_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
                        &e->params, &e->scratch, &e->audit, active, found);
   debounce_unobservable(t, active, now_ns);
   const nl_stream_snap *s = &set->streams[i];
+  nl_full_prev full = t->prev.have_prev ? t->prev.full : (nl_full_prev){0};
+  active[NL_PUBLISH_REJECTED] =
+      nl_detect_publish_rejected(s, &full, now_ns, &found[NL_PUBLISH_REJECTED]);
   uint64_t key = nl_config_key(NULL, 0, s);
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
     if (nl_class_is_stream(cls))
@@ -458,8 +461,13 @@ static void stream_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
     empty_since = t->prev.have_prev && t->prev.empty_since_ns > 0
                       ? t->prev.empty_since_ns
                       : now_ns;
-  t->prev = (nl_ext_stream_prev){
-      true, s->last_seq, s->msgs, s->consumer_count, now_ns, empty_since};
+  t->prev = (nl_ext_stream_prev){true,
+                                 s->last_seq,
+                                 s->msgs,
+                                 s->consumer_count,
+                                 now_ns,
+                                 empty_since,
+                                 nl_full_next(&full, s, now_ns)};
   t->seen_generation = e->generation;
   t->last_seen_ns = now_ns;
 }
@@ -884,6 +892,8 @@ bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
                   found, key, now_ns, sink, ud);
   update_consumer(e, st, NL_ACK_WAIT_VIOLATION, NL_ACK_WAIT_VIOLATION, active,
                   found, key, now_ns, sink, ud);
+  update_consumer(e, st, NL_CONSUMER_SINGLE_REPLICA, NL_CONSUMER_SINGLE_REPLICA,
+                  active, found, key, now_ns, sink, ud);
   return true;
 }
 

@@ -21,6 +21,8 @@ typedef enum {
   NL_RETENTION_RISK,
   NL_CONSUMER_UNOBSERVABLE, /* Stream-level. */
   NL_STREAM_SINGLE_REPLICA, /* Stream-level. */
+  NL_PUBLISH_REJECTED,      /* Stream-level. */
+  NL_CONSUMER_SINGLE_REPLICA,
   NL_CLASS_COUNT
 } nl_class;
 

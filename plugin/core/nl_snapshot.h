@@ -33,6 +33,8 @@ typedef enum {
   NL_ACK_NONE,
 } nl_ack_policy;
 
+struct nl_meta;
+
 typedef struct {
   char *name;
   nl_retention retention;
@@ -70,14 +72,28 @@ typedef struct {
    * the consumers this server leads, and so that none of its consumers is
    * taken for deleted; its stream-level classes are its leader's to judge. */
   bool elsewhere;
+  /* Whether discard new applies to the per-subject limit too
+   * (discard_new_per_subject). */
+  bool discard_new_per_subject;
+  /* The subjects the stream holds messages of (state.num_subjects). */
+  uint64_t num_subjects;
+  /* When the stream last stored a message (state.last_ts, server clock);
+   * 0 when it never did. */
+  int64_t last_ts_ns;
+  /* nats_lens.* metadata of the stream (nats-server 2.10+), or set from
+   * the plugin's StreamDeclaration option; owned. */
+  struct nl_meta *meta;
+  size_t n_meta;
+  /* Storage "memory" (config.storage); file otherwise. */
+  bool memory_storage;
 } nl_stream_snap;
 
 /* Most stream subjects kept from one item; the rest are dropped. */
 #define NL_SUBJECTS_MAX 256
 
-/* One declaration from a consumer's metadata (only keys starting with
- * "nats_lens." are kept; both strings owned). */
-typedef struct {
+/* One declaration from a consumer's or a stream's metadata (only keys
+ * starting with "nats_lens." are kept; both strings owned). */
+typedef struct nl_meta {
   char *key;
   char *value;
 } nl_meta;
@@ -129,6 +145,10 @@ typedef struct {
    * operator's choice, so the consumer is not stalled. */
   bool paused;
   int64_t pause_remaining_ns;
+  /* Replicas asked for (config.num_replicas: 0 inherits the stream's),
+   * and whether its state is kept in memory (config.mem_storage). */
+  int num_replicas;
+  bool mem_storage;
 } nl_consumer_snap;
 
 /* A consumer by name (both owned), for the consumers a server stores a
@@ -204,8 +224,16 @@ void nl_consumer_snap_clear(nl_consumer_snap *c);
 int nl_consumer_snap_set_meta(nl_consumer_snap *c, const char *key,
                               const char *value);
 
+/* Frees the n metadata entries of meta (keys and values) and the array. */
+void nl_meta_free(struct nl_meta *meta, size_t n);
+
 /* Returns the value of metadata key of c, or NULL when it is not set. */
 const char *nl_consumer_snap_meta(const nl_consumer_snap *c, const char *key);
+
+/* The same for the metadata of stream s. */
+int nl_stream_snap_set_meta(nl_stream_snap *s, const char *key,
+                            const char *value);
+const char *nl_stream_snap_meta(const nl_stream_snap *s, const char *key);
 
 /* Returns the effective redelivery delay of a consumer: the first backoff
  * step when it has one and it is shorter than ack_wait, else ack_wait; at

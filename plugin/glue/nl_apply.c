@@ -247,10 +247,11 @@ static void send_transition(const read_ctx *rc, const char *stream,
      * many whole evidence items as collectd's 256-byte message limit
      * leaves room for (", ..." when some are left out; all of them are in
      * the meta fields). */
-    int n =
-        snprintf(msg, sizeof(msg), "%s %s%s%s%s%s: fix: %s; ",
-                 nl_class_name(f->cls), consumer[0] ? "" : "stream ", stream,
-                 consumer[0] ? "/" : "", consumer, in_account, f->fix_command);
+    int n = snprintf(msg, sizeof(msg), "%s %s%s%s%s%s: fix: %s; ",
+                     nl_class_name(f->cls), consumer[0] ? "" : "stream ",
+                     stream, consumer[0] ? "/" : "", consumer, in_account,
+                     f->fix_command[0] ? f->fix_command
+                                       : "no command, see the recommendation");
     if (n > 0 && (size_t)n < sizeof(msg))
       nl_finding_format_evidence(f, msg + n, sizeof(msg) - (size_t)n);
   } else
@@ -632,9 +633,10 @@ int nl_poll_outcome(nl_instance *inst, read_ctx *rc, int status,
   return 0;
 }
 
-size_t nl_apply_poll(nl_instance *inst, read_ctx *rc,
-                     const nl_snapshot_set *set, uint64_t *onsets,
-                     uint64_t *contradicted) {
+size_t nl_apply_poll(nl_instance *inst, read_ctx *rc, nl_snapshot_set *set,
+                     uint64_t *onsets, uint64_t *contradicted) {
+  const nl_instance *top = inst->parent != NULL ? inst->parent : inst;
+  nl_expect_apply_streams(top->stream_decls, top->n_stream_decls, set);
   nl_engine_sink sink = {sink_consumer, sink_stream, sink_transition,
                          sink_declaration};
   int64_t now_ns = (int64_t)CDTIME_T_TO_NS(rc->time);

@@ -48,8 +48,11 @@ static const char *usage_text =
     "      [--subject-delete-marker-ttl SECONDS]  (the last two need\n"
     "                                     nats-server 2.11+)\n"
     "      [--allow-msg-schedules]        (nats-server 2.12+)\n"
+    "      [--discard old|new] [--discard-per-subject]\n"
+    "      [--metadata KEY=VALUE]...      (nats-server 2.10+; repeatable)\n"
     "  stream-edit NAME [--max-msgs N] [--max-bytes N] [--max-age SECONDS]\n"
-    "      [--replicas N]                 (the others kept, as `nats stream "
+    "      [--replicas N] [--max-msgs-per-subject N] [--discard old|new]\n"
+    "                                     (the others kept, as `nats stream "
     "edit`)\n"
     "  stream-delete NAME\n"
     "  consumer-create STREAM NAME [--filter SUBJ] [--ack explicit|all|none]\n"
@@ -60,8 +63,10 @@ static const char *usage_text =
     "      [--metadata KEY=VALUE]...      (nats-server 2.10+; repeatable)\n"
     "      [--priority-group G --priority-policy overflow|pinned_client|\n"
     "      prioritized [--priority-timeout SECONDS]]  (pull, 2.11+)\n"
+    "      [--replicas N] [--memory]\n"
     "  consumer-edit STREAM NAME [--ack-wait SECONDS] [--max-ack-pending N]\n"
-    "      [--max-deliver N] [--backoff none|s1,s2,...]  (the others kept, as\n"
+    "      [--max-deliver N] [--backoff none|s1,s2,...] [--replicas N]\n"
+    "                                     (the others kept, as\n"
     "                                     `nats consumer edit`)\n"
     "      [--metadata KEY=VALUE]...      (sets KEY, the other keys kept)\n"
     "  consumer-delete STREAM NAME\n"
@@ -115,6 +120,8 @@ static const char *flag_opts[] = {"--in-progress",
                                   "--keep-going",
                                   "--allow-msg-ttl",
                                   "--allow-msg-schedules",
+                                  "--memory",
+                                  "--discard-per-subject",
                                   NULL};
 
 /* The parsed command line: positionals in order, options by name. */
@@ -422,12 +429,16 @@ static json_object *csv_array(const char *list, bool as_ns) {
   return arr;
 }
 
+/* Sets the --metadata KEY=VALUE options in cfg's metadata (below). */
+static void set_metadata(json_object *cfg);
+
 /* stream-create: creates the stream, or updates it when it already exists. */
 static int cmd_stream_create(void) {
   check_args("--subjects --retention --max-msgs --max-bytes --max-age "
              "--replicas --storage --cluster --max-msgs-per-subject "
              "--allow-msg-ttl --subject-delete-marker-ttl "
-             "--allow-msg-schedules",
+             "--allow-msg-schedules --discard --discard-per-subject "
+             "--metadata",
              2, 2);
   const char *name = args.pos[1];
   const char *subjects = opt_str("--subjects", NULL);
@@ -453,11 +464,16 @@ static int cmd_stream_create(void) {
       cfg, "storage", json_object_new_string(opt_str("--storage", "memory")));
   json_object_object_add(cfg, "num_replicas",
                          json_object_new_int64(opt_ll("--replicas", 1)));
-  json_object_object_add(cfg, "discard", json_object_new_string("old"));
+  json_object_object_add(cfg, "discard",
+                         json_object_new_string(opt_str("--discard", "old")));
   if (opt_has("--max-msgs-per-subject"))
     json_object_object_add(
         cfg, "max_msgs_per_subject",
         json_object_new_int64(opt_ll("--max-msgs-per-subject", -1)));
+  if (opt_has("--discard-per-subject"))
+    json_object_object_add(cfg, "discard_new_per_subject",
+                           json_object_new_boolean(1));
+  set_metadata(cfg);
   /* Per-message TTLs and subject delete markers (nats-server 2.11+). */
   if (opt_has("--allow-msg-ttl"))
     json_object_object_add(cfg, "allow_msg_ttl", json_object_new_boolean(1));
@@ -592,7 +608,8 @@ static bool metadata_kept(json_object *have) {
 static int cmd_consumer_create(void) {
   check_args("--filter --ack --ack-wait --max-deliver --max-ack-pending "
              "--deliver-subject --deliver-group --backoff --deliver-policy "
-             "--metadata --priority-group --priority-policy --priority-timeout",
+             "--metadata --priority-group --priority-policy --priority-timeout "
+             "--replicas --memory",
              3, 3);
   const char *stream = args.pos[1], *name = args.pos[2];
   json_object *cfg = json_object_new_object();
@@ -643,6 +660,11 @@ static int cmd_consumer_create(void) {
     json_object_object_add(
         cfg, "priority_timeout",
         json_object_new_int64(sec_to_ns(opt_double("--priority-timeout", 0))));
+  if (opt_has("--replicas"))
+    json_object_object_add(cfg, "num_replicas",
+                           json_object_new_int64(opt_ll("--replicas", 0)));
+  if (opt_has("--memory"))
+    json_object_object_add(cfg, "mem_storage", json_object_new_boolean(1));
 
   json_object *req = json_object_new_object();
   json_object_object_add(req, "stream_name", json_object_new_string(stream));
@@ -736,7 +758,7 @@ static void edit_int(json_object *cfg, const char *key, const char *opt,
  * values the server now holds. */
 static int cmd_consumer_edit(void) {
   check_args("--ack-wait --max-ack-pending --max-deliver --backoff "
-             "--metadata",
+             "--metadata --replicas",
              3, 3);
   const char *stream = args.pos[1], *name = args.pos[2];
   connect_server();
@@ -749,6 +771,7 @@ static int cmd_consumer_edit(void) {
   edit_int(cfg, "ack_wait", "--ack-wait", true);
   edit_int(cfg, "max_ack_pending", "--max-ack-pending", false);
   edit_int(cfg, "max_deliver", "--max-deliver", false);
+  edit_int(cfg, "num_replicas", "--replicas", false);
   /* --backoff none removes the backoff (as `nats consumer edit --backoff
    * none`); a list of seconds replaces it. */
   if (opt_has("--backoff")) {
@@ -770,9 +793,9 @@ static int cmd_consumer_edit(void) {
   json_object *meta = jobj(rc, "metadata");
   printf("edited consumer %s.%s ack_wait_ns=%" PRId64
          " max_ack_pending=%" PRId64 " max_deliver=%" PRId64
-         " backoff=%s metadata=%s\n",
+         " replicas=%" PRId64 " backoff=%s metadata=%s\n",
          stream, name, jint(rc, "ack_wait", 0), jint(rc, "max_ack_pending", 0),
-         jint(rc, "max_deliver", 0),
+         jint(rc, "max_deliver", 0), jint(rc, "num_replicas", 0),
          bo ? json_object_to_json_string_ext(bo, JSON_C_TO_STRING_PLAIN) : "-",
          meta ? json_object_to_json_string_ext(meta, JSON_C_TO_STRING_PLAIN)
               : "-");
@@ -789,7 +812,9 @@ static int cmd_consumer_edit(void) {
  * the rest of its configuration, as `nats stream edit` does; prints the
  * values the server now holds. */
 static int cmd_stream_edit(void) {
-  check_args("--max-msgs --max-bytes --max-age --replicas", 2, 2);
+  check_args("--max-msgs --max-bytes --max-age --replicas "
+             "--max-msgs-per-subject --discard",
+             2, 2);
   const char *name = args.pos[1];
   connect_server();
   char subj[SUBJ_MAX];
@@ -802,14 +827,20 @@ static int cmd_stream_edit(void) {
   edit_int(cfg, "max_bytes", "--max-bytes", false);
   edit_int(cfg, "max_age", "--max-age", true);
   edit_int(cfg, "num_replicas", "--replicas", false);
+  edit_int(cfg, "max_msgs_per_subject", "--max-msgs-per-subject", false);
+  if (opt_has("--discard"))
+    json_object_object_add(cfg, "discard",
+                           json_object_new_string(opt_str("--discard", "")));
   subjf(subj, "$JS.API.STREAM.UPDATE.%s", name);
   json_object *reply = js_request_ok(
       subj, json_object_to_json_string_ext(cfg, JSON_C_TO_STRING_PLAIN));
   json_object *rc = jobj(reply, "config");
   printf("edited stream %s max_msgs=%" PRId64 " max_bytes=%" PRId64
-         " max_age_ns=%" PRId64 " replicas=%" PRId64 "\n",
+         " max_age_ns=%" PRId64 " replicas=%" PRId64
+         " max_msgs_per_subject=%" PRId64 " discard=%s\n",
          name, jint(rc, "max_msgs", 0), jint(rc, "max_bytes", 0),
-         jint(rc, "max_age", 0), jint(rc, "num_replicas", 0));
+         jint(rc, "max_age", 0), jint(rc, "num_replicas", 0),
+         jint(rc, "max_msgs_per_subject", 0), jstr(rc, "discard", "?"));
   json_object_put(reply);
   json_object_put(info);
   return 0;

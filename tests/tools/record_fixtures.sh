@@ -229,6 +229,33 @@ case $VERSION in
       >"$OUT/consumer_list_paused.json"
     ;;
 esac
+# Streams with discard new at their limits (and look-alikes), after the
+# lists above, listed by STREAM.LIST filtered on their subjects: each
+# publish past a limit is refused (publish fails, `|| true`).
+nl stream-create FX_FULL_MSGS --subjects fx.full.msgs --discard new \
+  --max-msgs 5
+nl publish fx.full.msgs --count 5
+nl publish fx.full.msgs --count 1 2>/dev/null || true
+nl stream-create FX_FULL_BYTES --subjects fx.full.bytes --discard new \
+  --max-bytes 1000
+nl publish fx.full.bytes --count 12 --size 100 --keep-going
+nl stream-create FX_FULL_SUBJ --subjects 'fx.full.subj.*' --discard new \
+  --max-msgs-per-subject 2 --discard-per-subject
+nl publish fx.full.subj.a --count 2
+nl publish fx.full.subj.b --count 2
+nl publish fx.full.subj.a --count 1 2>/dev/null || true
+nl stream-create FX_FULL_ROOM --subjects fx.full.room --discard new \
+  --max-msgs 100
+nl publish fx.full.room --count 10
+nl stream-create FX_FULL_OLD --subjects fx.full.old --max-msgs 5
+nl publish fx.full.old --count 8
+# Declared full by design (the metadata is kept from 2.10).
+nl stream-create FX_FULL_OK --subjects fx.full.ok --discard new \
+  --max-msgs 3 --metadata nats_lens.full_ok=true
+nl publish fx.full.ok --count 3
+nl request '$JS.API.STREAM.LIST' '{"subject":"fx.full.>"}' \
+  >"$OUT/stream_list_full.json"
+
 grep -E '\[(WRN|ERR|FTL)\]' "$DIR/server.log" >&2 || true
 if grep -qE '\[(ERR|FTL)\]' "$DIR/server.log"; then
   echo "errors in the server log (above)" >&2

@@ -66,6 +66,10 @@ const nl_consumer_snap *nl_test_consumer(const nl_snapshot_set *set,
   X(test_interest_stream_before_its_consumers_is_silent)                       \
   X(test_interest_consumer_reset_is_not_a_drop)                                \
   X(test_single_replica_and_unobservable)                                      \
+  X(test_publish_rejected_limits)                                              \
+  X(test_consumer_single_replica)                                              \
+  X(test_publish_rejected_taking_is_not_refusing)                              \
+  X(test_publish_rejected_hold_and_clear)                                      \
   X(test_push_unbound)                                                         \
   X(test_retention_risk_forecast)                                              \
   X(test_retention_risk_max_age)                                               \

@@ -92,14 +92,10 @@ void world_poll(world *w) {
 void world_free(world *w) {
   CHECK_EQ_U(w->recorded, w->listed);
   nl_engine_free(w->engine);
-  for (size_t i = 0; i < w->n_consumers; i++) {
-    nl_consumer_snap *c = &w->consumers[i];
-    for (size_t k = 0; k < c->n_meta; k++) {
-      free(c->meta[k].key);
-      free(c->meta[k].value);
-    }
-    free(c->meta);
-  }
+  for (size_t i = 0; i < w->n_consumers; i++)
+    nl_meta_free(w->consumers[i].meta, w->consumers[i].n_meta);
+  for (size_t i = 0; i < w->n_streams; i++)
+    nl_meta_free(w->streams[i].meta, w->streams[i].n_meta);
 }
 
 void world_advise(world *w, nl_adv_kind kind, const char *stream,

@@ -7,7 +7,7 @@
 
 #define SEC 1000000000LL
 
-#define MAX_OBJ 8
+#define MAX_OBJ 10
 typedef struct {
   nl_engine *engine;
   int64_t t;
@@ -52,9 +52,9 @@ nl_consumer_snap *add_consumer(world *w, size_t stream, const char *name);
  * declarations counted in w->told), then moves the clock by w->step_ns. */
 void world_poll(world *w);
 
-/* Ends a world, freeing its consumers' metadata. Every consumer listed in
- * a poll must have reached its history: a test that finds nothing must
- * have had its scenario seen. */
+/* Ends a world, freeing its consumers' and streams' metadata. Every consumer
+ * listed in a poll must have reached its history: a test that finds nothing
+ * must have had its scenario seen. */
 void world_free(world *w);
 
 /* Feeds an advisory of kind about stream/consumer, received at w->t (the

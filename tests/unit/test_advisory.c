@@ -548,6 +548,92 @@ void test_config_classes_follow_audit(void) {
   world_free(&w);
 }
 
+/* CONSUMER_SINGLE_REPLICA: raised on the first poll for a durable with
+ * acks whose state one server holds (num_replicas 1 on an R3 stream) or
+ * that keeps it in memory on a file stream; held while so, with one onset;
+ * cleared at once by the edit. Silent: a durable that inherits the
+ * stream's replicas (num_replicas 0) or asks for them, an ephemeral or
+ * ack-none consumer (an ordered read, a key-value watcher: R1 in memory by
+ * design), mem_storage on a memory stream, and every consumer of an R1
+ * stream. A consumer announced by a CREATED advisory is raised at once. */
+void test_consumer_single_replica(void) {
+  world w;
+  world_init(&w, true);
+  nl_stream_snap *r3 = add_stream(&w, "R3");
+  r3->replicas = 3;
+  r3->cluster = "C1";
+  nl_stream_snap *m3 = add_stream(&w, "M3");
+  m3->replicas = 3;
+  m3->cluster = "C1";
+  m3->memory_storage = true;
+  nl_stream_snap *r1 = add_stream(&w, "R1");
+  r1->replicas = 1;
+  r1->cluster = "C1";
+  nl_consumer_snap *one = add_consumer(&w, 0, "one");
+  one->num_replicas = 1;
+  one->ack_floor_stream_seq = 41;
+  nl_consumer_snap *mem = add_consumer(&w, 0, "mem");
+  mem->mem_storage = true;
+  mem->ack_floor_stream_seq = 41;
+  add_consumer(&w, 0, "inherit"); /* num_replicas 0. */
+  add_consumer(&w, 0, "three")->num_replicas = 3;
+  nl_consumer_snap *ordered = add_consumer(&w, 0, "ordered");
+  ordered->durable = false;
+  ordered->ack_policy = NL_ACK_NONE;
+  ordered->mem_storage = true;
+  ordered->num_replicas = 1;
+  nl_consumer_snap *none = add_consumer(&w, 0, "none");
+  none->ack_policy = NL_ACK_NONE;
+  none->num_replicas = 1;
+  nl_consumer_snap *eph = add_consumer(&w, 0, "eph"); /* Acks, ephemeral. */
+  eph->durable = false;
+  eph->num_replicas = 1;
+  add_consumer(&w, 1, "mem")->mem_storage = true;
+  add_consumer(&w, 2, "one")->num_replicas = 1;
+  world_poll(&w);
+  CHECK(active_for(&w, "R3", "one", NL_CONSUMER_SINGLE_REPLICA));
+  CHECK(active_for(&w, "R3", "mem", NL_CONSUMER_SINGLE_REPLICA));
+  CHECK_EQ_U(w.onsets[NL_CONSUMER_SINGLE_REPLICA], 2);
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(w.engine), "R3", "one");
+  const nl_finding *f =
+      st != NULL ? st->active[NL_CONSUMER_SINGLE_REPLICA] : NULL;
+  CHECK(f != NULL && f->severity == NL_SEVERITY_WARNING &&
+        strcmp(f->fix_command, "nats consumer edit R3 one --replicas 3") == 0 &&
+        nl_finding_get(f, "consumer_replicas", 0) == 1);
+  /* mem_storage: no command (the nats CLI cannot change it), a new
+   * consumer starting after the ack floor instead. */
+  st = nl_registry_find(nl_engine_registry(w.engine), "R3", "mem");
+  f = st != NULL ? st->active[NL_CONSUMER_SINGLE_REPLICA] : NULL;
+  CHECK(f != NULL && f->fix_command[0] == '\0' &&
+        strstr(f->recommendation, "--deliver 42") != NULL);
+  for (int i = 0; i < 5; i++)
+    world_poll(&w);
+  CHECK_EQ_U(w.onsets[NL_CONSUMER_SINGLE_REPLICA], 2);
+  CHECK_EQ_U(w.clears[NL_CONSUMER_SINGLE_REPLICA], 0);
+  /* The edit clears at once. */
+  one->num_replicas = 3;
+  world_poll(&w);
+  CHECK(!active_for(&w, "R3", "one", NL_CONSUMER_SINGLE_REPLICA));
+  CHECK_EQ_U(w.clears[NL_CONSUMER_SINGLE_REPLICA], 1);
+  /* A consumer created while the plugin runs, read from its CREATED
+   * advisory. */
+  nl_snapshot_set set = {0};
+  nl_stream_snap *s = nl_snapshot_set_add_stream(&set);
+  s->name = strdup("R3");
+  s->replicas = 3;
+  nl_consumer_snap *c = nl_snapshot_set_add_consumer(&set);
+  c->stream = strdup("R3");
+  c->name = strdup("late");
+  c->durable = true;
+  c->num_replicas = 1;
+  nl_engine_sink sink = {.transition = on_transition};
+  CHECK(nl_engine_created(w.engine, &set, w.t, &sink, &w));
+  CHECK(active_for(&w, "R3", "late", NL_CONSUMER_SINGLE_REPLICA));
+  nl_snapshot_set_clear(&set);
+  world_free(&w);
+}
+
 void test_interest_no_consumers(void) {
   world w;
   world_init(&w, true);
@@ -705,6 +791,166 @@ void test_single_replica_and_unobservable(void) {
   w.n_streams = 1;
   world_poll(&w);
   CHECK(!active_for(&w, "R1", NULL, NL_STREAM_SINGLE_REPLICA));
+  world_free(&w);
+}
+
+/* A stream with discard new; its state as a test sets it. */
+static nl_stream_snap *add_discard_new(world *w, const char *name) {
+  nl_stream_snap *s = add_stream(w, name);
+  s->discard_new = true;
+  return s;
+}
+
+/* Sets s to hold msgs messages of size bytes each, the last of them stored
+ * at last_ts_ns. */
+static void hold_messages(nl_stream_snap *s, uint64_t msgs, uint64_t size,
+                          int64_t last_ts_ns) {
+  s->msgs = msgs;
+  s->bytes = msgs * size;
+  s->first_seq = s->last_seq >= msgs ? s->last_seq - msgs + 1 : 1;
+  if (s->last_seq < msgs)
+    s->last_seq = msgs;
+  s->num_subjects = msgs > 0 ? 1 : 0;
+  s->last_ts_ns = last_ts_ns;
+}
+
+/* PUBLISH_REJECTED at each limit, and its look-alikes: a stream with
+ * room, discard old at its limit, a write-once stream, one declared full
+ * by design; the size limit needs two polls with nothing stored between
+ * them. */
+void test_publish_rejected_limits(void) {
+  world w;
+  world_init(&w, true);
+  nl_stream_snap *m = add_discard_new(&w, "M");
+  m->max_msgs = 5;
+  hold_messages(m, 5, 60, w.t - 10 * SEC);
+  nl_stream_snap *b = add_discard_new(&w, "B");
+  b->max_bytes = 1000;
+  hold_messages(b, 7, 129, w.t - 3 * SEC); /* 97 bytes free. */
+  nl_stream_snap *sj = add_discard_new(&w, "S");
+  sj->max_msgs_per_subject = 2;
+  sj->discard_new_per_subject = true;
+  hold_messages(sj, 4, 60, w.t);
+  sj->num_subjects = 2;
+  nl_stream_snap *part = add_discard_new(&w, "PART"); /* 1 of 3 full. */
+  part->max_msgs_per_subject = 2;
+  part->discard_new_per_subject = true;
+  hold_messages(part, 4, 60, w.t);
+  part->num_subjects = 3;
+  nl_stream_snap *once = add_discard_new(&w, "ONCE"); /* Write-once. */
+  once->max_msgs_per_subject = 1;
+  once->discard_new_per_subject = true;
+  hold_messages(once, 3, 60, w.t);
+  once->num_subjects = 3;
+  nl_stream_snap *room = add_discard_new(&w, "ROOM"); /* One below. */
+  room->max_msgs = 11;
+  room->max_bytes = 1000;
+  hold_messages(room, 10, 60, w.t); /* 400 bytes free. */
+  nl_stream_snap *old = add_stream(&w, "OLD");
+  old->max_msgs = 5;
+  hold_messages(old, 5, 60, w.t);
+  nl_stream_snap *ok = add_discard_new(&w, "OK");
+  ok->max_msgs = 3;
+  hold_messages(ok, 3, 60, w.t);
+  CHECK(nl_stream_snap_set_meta(ok, "nats_lens.full_ok", "true") == 0);
+  world_poll(&w);
+  const nl_finding *f =
+      nl_engine_stream_finding(w.engine, "M", NL_PUBLISH_REJECTED);
+  CHECK(f != NULL && nl_finding_get(f, "max_msgs", 0) == 5);
+  /* Full since its last store, 10 s before the poll. */
+  CHECK(f != NULL && nl_finding_get(f, "full_s", 0) == 10);
+  CHECK(f != NULL &&
+        strcmp(f->fix_command, "nats stream edit M --max-msgs 10") == 0);
+  CHECK(f != NULL && strstr(f->recommendation, "--discard old") != NULL);
+  CHECK(active_for(&w, "S", NULL, NL_PUBLISH_REJECTED));
+  /* The size limit: the first poll alone does not tell a stream that
+   * refuses from one that takes messages. */
+  CHECK(!active_for(&w, "B", NULL, NL_PUBLISH_REJECTED));
+  world_poll(&w);
+  CHECK(active_for(&w, "B", NULL, NL_PUBLISH_REJECTED));
+  f = nl_engine_stream_finding(w.engine, "B", NL_PUBLISH_REJECTED);
+  CHECK(f != NULL && nl_finding_get(f, "bytes_free", 0) == 97 &&
+        nl_finding_get(f, "avg_msg_bytes", 0) == 129 &&
+        strcmp(f->fix_command, "nats stream edit B --max-bytes 2000") == 0);
+  f = nl_engine_stream_finding(w.engine, "S", NL_PUBLISH_REJECTED);
+  CHECK(f != NULL &&
+        strcmp(f->fix_command, "nats stream edit S --max-msgs-per-subject 4") ==
+            0 &&
+        strstr(f->recommendation, "--no-discard-per-subject") != NULL);
+  for (int i = 0; i < 5; i++)
+    world_poll(&w);
+  CHECK(!active_for(&w, "ONCE", NULL, NL_PUBLISH_REJECTED));
+  CHECK(!active_for(&w, "PART", NULL, NL_PUBLISH_REJECTED));
+  CHECK(!active_for(&w, "ROOM", NULL, NL_PUBLISH_REJECTED));
+  CHECK(!active_for(&w, "OLD", NULL, NL_PUBLISH_REJECTED));
+  CHECK(!active_for(&w, "OK", NULL, NL_PUBLISH_REJECTED));
+  CHECK_EQ_U(w.onsets[NL_PUBLISH_REJECTED], 3);
+  /* The fix (a limit raised) clears at once. */
+  m->max_msgs = 10;
+  world_poll(&w);
+  CHECK(!active_for(&w, "M", NULL, NL_PUBLISH_REJECTED));
+  CHECK_EQ_U(w.clears[NL_PUBLISH_REJECTED], 1);
+  world_free(&w);
+}
+
+/* A stream at its size limit that keeps taking messages is not refusing
+ * them: nats-server 2.9 checks the payload alone against the room left and
+ * stores a message that then evicts the oldest (seen on 2.9.10: 20
+ * messages of 40 bytes into a 1000-byte stream, all taken). A declaration
+ * that cannot be read is said in the finding and declares nothing. */
+void test_publish_rejected_taking_is_not_refusing(void) {
+  world w;
+  world_init(&w, true);
+  nl_stream_snap *b = add_discard_new(&w, "B");
+  b->max_bytes = 1000;
+  hold_messages(b, 13, 73, w.t); /* 51 bytes free. */
+  for (int i = 0; i < 10; i++) {
+    world_poll(&w);
+    b->last_seq += 3; /* Three taken, three evicted, each interval. */
+    b->first_seq += 3;
+  }
+  CHECK_EQ_U(w.onsets[NL_PUBLISH_REJECTED], 0);
+  /* It stops taking: refused from the second poll that sees so. */
+  world_poll(&w);
+  CHECK(!active_for(&w, "B", NULL, NL_PUBLISH_REJECTED));
+  world_poll(&w);
+  CHECK(active_for(&w, "B", NULL, NL_PUBLISH_REJECTED));
+  nl_stream_snap *bad = add_discard_new(&w, "BAD");
+  bad->max_msgs = 2;
+  hold_messages(bad, 2, 60, w.t);
+  CHECK(nl_stream_snap_set_meta(bad, "nats_lens.full_ok", "yes") == 0);
+  world_poll(&w);
+  const nl_finding *f =
+      nl_engine_stream_finding(w.engine, "BAD", NL_PUBLISH_REJECTED);
+  CHECK(f != NULL && strstr(f->description, "full_ok=\"yes\" cannot be "
+                                            "read") != NULL);
+  world_free(&w);
+}
+
+/* Hold and clear: a work queue whose consumers make room for a moment
+ * keeps one finding; drained below its limit for good, it clears after
+ * the clearing hold. */
+void test_publish_rejected_hold_and_clear(void) {
+  world w;
+  world_init(&w, true);
+  nl_stream_snap *q = add_discard_new(&w, "WQ");
+  q->retention = NL_RETENTION_WORKQUEUE;
+  q->max_msgs = 10;
+  hold_messages(q, 10, 60, w.t);
+  world_poll(&w);
+  CHECK(active_for(&w, "WQ", NULL, NL_PUBLISH_REJECTED));
+  for (int i = 0; i < 20; i++) {
+    /* One acked and one more published each other poll. */
+    q->msgs = i % 2 ? 10 : 9;
+    q->last_seq += i % 2;
+    world_poll(&w);
+  }
+  CHECK_EQ_U(w.onsets[NL_PUBLISH_REJECTED], 1);
+  CHECK(active_for(&w, "WQ", NULL, NL_PUBLISH_REJECTED));
+  q->msgs = 4;
+  int polls = world_polls_to_clear(&w, "WQ", NULL, NL_PUBLISH_REJECTED, 60);
+  CHECK(polls == 31); /* The first without the condition, and 30 s more. */
+  CHECK_EQ_U(w.clears[NL_PUBLISH_REJECTED], 1);
   world_free(&w);
 }
 
