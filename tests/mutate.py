@@ -6,12 +6,15 @@ plugin/jsapi, which the unit tests cover too) the way a careless change
 would (a consumer skipped, a comparison turned round, a clearing dropped, a
 guard against a false finding removed). The check copies the core and the
 unit tests to a scratch directory, applies one mutation at a time, builds
-the unit tests there and runs them. A mutation is caught when the tests
-fail (or hang: 120 s). It prints one line per mutation and ends with
+the unit tests there and runs them (several at once, each in a copy of
+its own). A mutation is caught when the tests fail (or hang: 120 s). It
+prints one line per mutation and ends with
 "N passed, N failed": a mutation the tests miss, or one whose text is no
 longer in the source (the list must follow the code), is a failure.
 """
+import concurrent.futures
 import os
+import queue
 import shutil
 import subprocess
 import sys
@@ -308,58 +311,96 @@ def first_failure(out):
     return out.strip().splitlines()[-1] if out.strip() else "no output"
 
 
-def main():
+BUILD = ["make", "-s", "build/unit_tests", "CFLAGS=-O0 -g"]
+TESTS = ["./build/unit_tests", "tests/fixtures"]
+
+
+def scratch_copy():
+    """A scratch directory holding the core, the unit tests and what builds
+    them; returns its path."""
     scratch = tempfile.mkdtemp(prefix="nats-lens-mutate.")
+    for d in ("plugin", "tests/unit", "tests/fixtures"):
+        shutil.copytree(os.path.join(ROOT, d), os.path.join(scratch, d),
+                        ignore=shutil.ignore_patterns("*.so", "*.o"))
+    for f in ("Makefile", "VERSION"):
+        shutil.copy(os.path.join(ROOT, f), scratch)
+    return scratch
+
+
+def baseline(scratch):
+    """Builds and runs the unmutated unit tests in scratch; returns None
+    when they pass, else the first failure."""
+    rc, out = run(BUILD, scratch, 600)
+    if rc == 0:
+        rc, out = run(TESTS, scratch, 300)
+    return None if rc == 0 else first_failure(out)
+
+
+def check(scratch, mutation):
+    """Applies one mutation in scratch, builds and runs the unit tests, and
+    puts the source back; returns (passed, its line)."""
+    name, path, old, new = mutation
+    src = os.path.join(scratch, path)
+    with open(src) as fh:
+        text = fh.read()
+    if text.count(old) != 1:
+        return False, "FAIL mutate/%s: its text is %s in %s" % (
+            name, "not" if old not in text else "more than once", path)
+    with open(src, "w") as fh:
+        fh.write(text.replace(old, new))
     try:
-        for d in ("plugin", "tests/unit", "tests/fixtures"):
-            shutil.copytree(os.path.join(ROOT, d), os.path.join(scratch, d),
-                            ignore=shutil.ignore_patterns("*.so", "*.o"))
-        for f in ("Makefile", "VERSION"):
-            shutil.copy(os.path.join(ROOT, f), scratch)
-        build = ["make", "-s", "build/unit_tests", "CFLAGS=-O0 -g"]
-        tests = ["./build/unit_tests", "tests/fixtures"]
-        rc, out = run(build, scratch, 600)
-        if rc == 0:
-            rc, out = run(tests, scratch, 300)
+        rc, out = run(BUILD, scratch, 600)
         if rc != 0:
+            return False, "FAIL mutate/%s: the mutation does not build: %s" % (
+                name, out.strip()[-200:])
+        rc, out = run(TESTS, scratch, 120)
+        if rc == 0:
+            return False, "FAIL mutate/%s: no unit test fails" % name
+        return True, "PASS mutate/%s (caught: %s)" % (
+            name, "tests hang" if rc is None else first_failure(out)[:120])
+    finally:
+        with open(src, "w") as fh:
+            fh.write(text)
+
+
+def main():
+    # One scratch copy per job (NL_MUTATE_JOBS, default one per processor,
+    # at most 4); each job takes the next mutation as it finishes one, and
+    # the lines come out in the list's order.
+    jobs = int(os.environ.get("NL_MUTATE_JOBS") or min(4, os.cpu_count() or 1))
+    scratches = []
+    try:
+        for _ in range(max(1, jobs)):
+            scratches.append(scratch_copy())
+        with concurrent.futures.ThreadPoolExecutor(len(scratches)) as pool:
+            failures = list(pool.map(baseline, scratches))
+        if any(failures):
             print("FAIL mutate/baseline: the unmutated tests do not pass: " +
-                  first_failure(out))
+                  next(f for f in failures if f))
             print("0 passed, 1 failed")
             return 1
-        passed = failed = 0
-        for name, path, old, new in MUTATIONS:
-            src = os.path.join(scratch, path)
-            with open(src) as fh:
-                text = fh.read()
-            if text.count(old) != 1:
-                print("FAIL mutate/%s: its text is %s in %s" % (
-                    name, "not" if old not in text else "more than once",
-                    path))
-                failed += 1
-                continue
-            with open(src, "w") as fh:
-                fh.write(text.replace(old, new))
-            rc, out = run(build, scratch, 600)
-            if rc != 0:
-                print("FAIL mutate/%s: the mutation does not build: %s" % (
-                    name, out.strip()[-200:]))
-                failed += 1
-            else:
-                rc, out = run(tests, scratch, 120)
-                if rc == 0:
-                    print("FAIL mutate/%s: no unit test fails" % name)
-                    failed += 1
-                else:
-                    print("PASS mutate/%s (caught: %s)" % (
-                        name, "tests hang" if rc is None else
-                        first_failure(out)[:120]))
-                    passed += 1
-            with open(src, "w") as fh:
-                fh.write(text)
+        free = queue.Queue()
+        for scratch in scratches:
+            free.put(scratch)
+
+        def one(mutation):
+            scratch = free.get()
+            try:
+                return check(scratch, mutation)
+            finally:
+                free.put(scratch)
+
+        with concurrent.futures.ThreadPoolExecutor(len(scratches)) as pool:
+            results = list(pool.map(one, MUTATIONS))
+        for _, line in results:
+            print(line)
+        passed = sum(1 for ok, _ in results if ok)
+        failed = len(results) - passed
         print("%d passed, %d failed" % (passed, failed))
         return 1 if failed else 0
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        for scratch in scratches:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":
