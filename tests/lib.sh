@@ -512,7 +512,8 @@ nl_gap_max_msgs_fix() {
 # plugin's instance INSTANCE counts LOST messages lost to WHO (NAME/lost).
 nl_gap_no_fix() {
   nl_gap_found "$1" "$2"
-  nl_check "$1/no-fix-command" grep -qF "$2: fix: ;" <<<"$NL_GAP_LINE"
+  nl_check "$1/no-fix-command" \
+    grep -qF "$2: fix: no command, see the recommendation;" <<<"$NL_GAP_LINE"
   nl_check "$1/lost" \
     [ "$(nl_csv_int "$3-${2%%/*}" nats_lens_lost "${2#*/}")" = "$4" ]
 }
