@@ -165,6 +165,9 @@ void nl_ext_detect_consumer(nl_consumer_state *st, const nl_consumer_snap *c,
   active[NL_RETENTION_RISK] =
       !active[NL_SEQUENCE_GAP] &&
       nl_retention_detect(st, c, s, p, &fc, &out[NL_RETENTION_RISK]);
+  nl_expiry_observe(st, c, s, now_ns);
+  active[NL_CONSUMER_EXPIRING] =
+      nl_expiry_detect(st, c, s, &out[NL_CONSUMER_EXPIRING]);
 }
 
 void nl_ext_detect_config(const nl_consumer_state *st, const nl_ext_poll *ctx,

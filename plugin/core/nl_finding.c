@@ -45,6 +45,10 @@ static const struct {
     [NL_CONSUMER_SINGLE_REPLICA] = {"CONSUMER_SINGLE_REPLICA",
                                     "consumer_single_replica",
                                     NL_SEVERITY_WARNING},
+    [NL_CONSUMER_EXPIRING] = {"CONSUMER_EXPIRING", "consumer_expiring",
+                              NL_SEVERITY_WARNING},
+    [NL_CONSUMER_EXPIRED] = {"CONSUMER_EXPIRED", "consumer_expired",
+                             NL_SEVERITY_CRITICAL, true},
 };
 
 const char *nl_class_name(nl_class cls) {

@@ -86,6 +86,10 @@ typedef struct {
   size_t n_meta;
   /* Storage "memory" (config.storage); file otherwise. */
   bool memory_storage;
+  /* nats-server 2.10+: the longest inactive_threshold the stream allows
+   * its consumers, and the one a consumer created without one gets
+   * (config.consumer_limits.inactive_threshold); 0 when none. */
+  int64_t consumer_inactive_limit_ns;
 } nl_stream_snap;
 
 /* Most stream subjects kept from one item; the rest are dropped. */
@@ -149,6 +153,16 @@ typedef struct {
    * and whether its state is kept in memory (config.mem_storage). */
   int num_replicas;
   bool mem_storage;
+  /* How long the server lets the consumer go without client activity
+   * before it deletes it (config.inactive_threshold; the server stamps 5 s
+   * on an ephemeral created without one); 0 when it never does. */
+  int64_t inactive_threshold_ns;
+  /* When the server gathered this information (the item's "ts",
+   * nats-server 2.10+, server clock); 0 when absent. */
+  int64_t server_ts_ns;
+  /* Its one filter subject (filter_subject, or filter_subjects holding
+   * exactly one), owned; NULL when it has none or several. */
+  char *filter;
 } nl_consumer_snap;
 
 /* A consumer by name (both owned), for the consumers a server stores a
