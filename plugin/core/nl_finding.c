@@ -40,6 +40,8 @@ static const struct {
     [NL_STREAM_SINGLE_REPLICA] = {"STREAM_SINGLE_REPLICA",
                                   "stream_single_replica", NL_SEVERITY_WARNING,
                                   true},
+    [NL_SOURCE_STALLED] = {"SOURCE_STALLED", "source_stalled",
+                           NL_SEVERITY_CRITICAL, true},
 };
 
 const char *nl_class_name(nl_class cls) {

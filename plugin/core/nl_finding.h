@@ -21,6 +21,7 @@ typedef enum {
   NL_RETENTION_RISK,
   NL_CONSUMER_UNOBSERVABLE, /* Stream-level. */
   NL_STREAM_SINGLE_REPLICA, /* Stream-level. */
+  NL_SOURCE_STALLED,        /* Stream-level: the copy (mirror or sources). */
   NL_CLASS_COUNT
 } nl_class;
 

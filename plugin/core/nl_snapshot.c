@@ -13,6 +13,9 @@ void nl_stream_snap_clear(nl_stream_snap *s) {
     free(s->subjects[i]);
   free(s->subjects);
   free(s->cluster);
+  for (size_t i = 0; i < s->n_links; i++)
+    free(s->links[i].name);
+  free(s->links);
   memset(s, 0, sizeof(*s));
 }
 
@@ -101,6 +104,11 @@ uint64_t nl_config_key(const nl_consumer_snap *c, int64_t created_ns,
   h = fnv_i64(h, s->cluster != NULL);
   for (size_t i = 0; i < s->n_subjects; i++)
     h = fnv_str(h, s->subjects[i]);
+  h = fnv_i64(h, s->is_mirror);
+  for (size_t i = 0; i < s->n_links; i++)
+    h = fnv_i64(h, (int64_t)s->links[i].key);
+  if (c == NULL)
+    h = fnv_i64(h, created_ns);
   if (c != NULL) {
     int64_t v[] = {created_ns,
                    c->ack_policy,
