@@ -113,6 +113,15 @@ static bool origin_recreated(const nl_source_state *st, const link_state *ls,
          o->last_seq < st->last && o->last_seq < copy->last_seq;
 }
 
+/* True when origin o holds a message older than o itself (restored from a
+ * backup, or o is itself a mirror, which keeps its origin's times): its
+ * sequence numbers need not start again, so what a copy takes of it
+ * cannot be counted from them. */
+static bool holds_older(const nl_stream_snap *o) {
+  return o->first_ts_ns > 0 && o->created_ns > 0 &&
+         o->created_ns - o->first_ts_ns > NS_PER_S;
+}
+
 /* Starts counting what copy takes from the recreated origin o, first seen
  * at now_ns: from the copy as the poll before saw it. */
 static void start_recreated(const nl_source_state *st, link_state *ls,
@@ -239,8 +248,13 @@ static nl_source_cause eval_link(nl_source_state *st, link_state *ls,
       ls->have_mark = false;
       ls->gain_ns = 0;
       ls->newer_since_ns = 0;
-      if (whole && st->have_prev)
+      if (whole && st->have_prev && !holds_older(o)) {
         start_recreated(st, ls, copy, o, now_ns);
+      } else {
+        ls->lost_before += ls->lost;
+        ls->lost = 0;
+        ls->recreated = false;
+      }
     }
     if (ls->recreated && whole)
       count_skipped(st, ls, copy, l, o, again, now_ns, &ahead);
@@ -249,9 +263,12 @@ static nl_source_cause eval_link(nl_source_state *st, link_state *ls,
       stalled = ls->gain_ns > 0 && now_ns - ls->gain_ns >= stall_ns;
       /* A sourced stream stores what it takes at its own time: a newest
        * message older than the origin's creation means it took nothing
-       * from this origin (a mirror keeps the origin's times). */
-      bool was_newer = !copy->is_mirror && copy->last_seq > 0 &&
-                       copy->last_ts_ns > 0 && o->msgs > 0 &&
+       * from this origin (a mirror keeps the origin's times). One that
+       * starts at a configured place may rightly take none of what the
+       * origin holds. */
+      bool was_newer = !copy->is_mirror && !l->start_set &&
+                       copy->last_seq > 0 && copy->last_ts_ns > 0 &&
+                       o->msgs > 0 &&
                        o->created_ns - copy->last_ts_ns > NS_PER_S;
       if (!was_newer)
         ls->newer_since_ns = 0;

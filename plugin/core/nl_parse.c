@@ -370,6 +370,8 @@ static int add_link(json_object *src, json_object *infos, bool *used,
   json_object *trs = member(src, "subject_transforms", json_type_array);
   l->filtered = str_or_empty(src, "filter_subject")[0] != '\0' ||
                 (trs != NULL && json_object_array_length(trs) > 0);
+  l->start_set = get_u64(src, "opt_start_seq", 0) > 0 ||
+                 str_or_empty(src, "opt_start_time")[0] != '\0';
   l->key = link_key(src);
   l->active_ns = -1;
   bool one = json_object_is_type(infos, json_type_object);
@@ -447,6 +449,7 @@ static int read_stream(json_object *item, nl_stream_snap *s) {
       (s->cluster = strdup(cluster)) == NULL)
     return -1;
   s->created_ns = get_time(item, "created");
+  s->first_ts_ns = get_time(st, "first_ts");
   s->last_ts_ns = get_time(st, "last_ts");
   uint64_t first = get_u64(cfg, "first_seq", 0);
   s->start_seq = first > 0 ? first - 1 : 0;

@@ -45,6 +45,9 @@ typedef struct {
   /* Takes only part of the origin: a filter_subject or subject_transforms
    * (nats-server 2.10+). */
   bool filtered;
+  /* Starts at a configured place (opt_start_seq or opt_start_time), not at
+   * the origin's first message. */
+  bool start_set;
   /* Identity of the configured upstream: its name, API prefix, filter,
    * transforms and start (opt_start_seq, opt_start_time). */
   uint64_t key;
@@ -84,11 +87,12 @@ typedef struct {
    * the consumers this server leads, and so that none of its consumers is
    * taken for deleted; its stream-level classes are its leader's to judge. */
   bool elsewhere;
-  /* The stream's creation time ("created"), the time of its newest message
-   * ("state.last_ts"), and the sequence a new stream starts after
-   * (config "first_seq" less one, nats-server 2.10+; 0 otherwise). All 0
-   * when absent. */
+  /* The stream's creation time ("created"), the times of its oldest and
+   * newest messages ("state.first_ts", "state.last_ts"), and the sequence
+   * a new stream starts after (config "first_seq" less one, nats-server
+   * 2.10+; 0 otherwise). All 0 when absent. */
   int64_t created_ns;
+  int64_t first_ts_ns;
   int64_t last_ts_ns;
   uint64_t start_seq;
   /* Where it copies messages from (owned, at most NL_LINKS_MAX): its mirror

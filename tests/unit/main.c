@@ -209,7 +209,8 @@ const nl_consumer_snap *nl_test_consumer(const nl_snapshot_set *set,
   X(test_source_flowing_count)                                                 \
   X(test_source_parse_odd)                                                     \
   X(test_jsz_copies)                                                           \
-  X(test_source_count_capped_at_position)
+  X(test_source_count_capped_at_position)                                      \
+  X(test_source_restored_origin_is_not_counted)
 
 #define DECLARE(name) void name(void);
 TESTS(DECLARE)

@@ -398,6 +398,7 @@ void test_source_recreated_empty_is_silent(void) {
   CHECK(fx_start(&c, "2.10.16", 3));
   if (c.o != NULL && c.s != NULL && c.m != NULL) {
     c.o->created_ns += 30 * SEC;
+    c.o->first_ts_ns = 0;
     c.o->last_seq = c.o->msgs = 0;
     c.o->first_seq = 0;
     for (int i = 0; i < 60; i++) {
@@ -434,7 +435,7 @@ void test_source_old_heartbeat_is_not_live(void) {
   if (c.o != NULL && c.s != NULL) {
     /* Deleted 0.2 s before this poll, created again with 20 messages. */
     int64_t deleted = c.r.t - SEC / 5;
-    c.o->created_ns = c.r.t - SEC / 10;
+    c.o->created_ns = c.o->first_ts_ns = c.r.t - SEC / 10;
     c.o->last_seq = c.o->msgs = 20;
     for (int i = 0; i < 4; i++) {
       c.s->links[0].active_ns = c.r.t - deleted;
@@ -509,6 +510,19 @@ void test_source_first_seen_after_recreation(void) {
     CHECK(!active(&r, "FX_FILTERED"));
     if (v == 0)
       CHECK_EQ_U(r.lost[0], 20);
+    /* The same with a configured start: it may rightly take none of
+     * what the origin held. */
+    nl_snapshot_set set;
+    CHECK(load(versions[v], "stream_list_copies_later.json", &set));
+    nl_stream_snap *s = stream_of(&set, "FX_SOURCED");
+    if (s != NULL) {
+      s->name[0] = 'Y'; /* A stream of its own: YX_SOURCED. */
+      s->links[0].start_set = true;
+      for (int i = 0; i < 40; i++)
+        run_poll(&r, &set, 1);
+      CHECK(!active(&r, "YX_SOURCED"));
+    }
+    nl_snapshot_set_clear(&set);
     nl_engine_free(r.engine);
   }
 }
@@ -535,7 +549,7 @@ void test_source_flowing_count(void) {
   run_init(&r);
   for (int i = 0; i < 3; i++)
     run_poll(&r, &one, 1);
-  o->created_ns = r.t;
+  o->created_ns = o->first_ts_ns = r.t;
   o->last_seq = o->msgs = 0;
   run_poll(&r, &one, 1);
   /* 4 msg/s; the copy retries 8 s later and skips the 32 there are. */
@@ -567,7 +581,7 @@ void test_source_parse_odd(void) {
       "\"total\":1,\"offset\":0,\"limit\":256,\"streams\":[{"
       "\"config\":{\"name\":\"C\",\"sources\":[{\"name\":\"A\"},"
       "{\"name\":7},{\"name\":\"\"},{\"name\":\"B\",\"external\":{\"api\":"
-      "\"$JS.x.API\"},\"subject_transforms\":[{\"src\":\"b.>\",\"dest\":"
+      "\"$JS.x.API\"},\"opt_start_seq\":9,\"subject_transforms\":[{\"src\":\"b.>\",\"dest\":"
       "\"c.>\"}]},{\"name\":\"A\",\"filter_subject\":\"a.b\"}]},"
       "\"created\":\"2026-12-01T00:00:00Z\",\"state\":{\"messages\":1,"
       "\"last_seq\":1,\"last_ts\":\"bad\"},"
@@ -592,6 +606,7 @@ void test_source_parse_odd(void) {
     CHECK(a->have_info && a->lag == 1 && a->active_ns == 9);
     CHECK(a->error_code == 10059 && strcmp(a->error, "stream not found") == 0);
     CHECK(strcmp(b->name, "B") == 0 && b->external && b->filtered);
+    CHECK(!a->start_set && b->start_set && !af->start_set);
     CHECK(b->have_info && b->lag == 4 && b->active_ns == -1);
     CHECK(b->error_code == 503 && b->error[0] == '\0');
     CHECK(af->filtered && af->have_info && af->lag == 2 && af->error_code == 0);
@@ -611,7 +626,7 @@ void test_source_count_capped_at_position(void) {
   fx_run c;
   CHECK(fx_start(&c, "2.9.10", 3));
   if (c.o != NULL && c.m != NULL) {
-    c.o->created_ns = c.r.t;
+    c.o->created_ns = c.o->first_ts_ns = c.r.t;
     c.o->last_seq = c.o->msgs = 20;
     run_poll(&c.r, &c.set, 1);
     CHECK_EQ_U(c.r.lost[0], 20);
@@ -625,6 +640,34 @@ void test_source_count_capped_at_position(void) {
     CHECK(active(&c.r, "FX_MIRROR"));
     CHECK_EQ_U(c.r.lost[0], 50);
     CHECK(evidence(&c.r, "FX_MIRROR", "last_lost_seq") == 50);
+  }
+  fx_end(&c);
+}
+
+/* An origin restored from a backup (deleted and created again holding its
+ * old messages, stored before its new creation time) keeps its sequence
+ * numbers: the copies resume where they were and skip nothing, and
+ * nothing is counted or raised. A new origin that holds only new messages
+ * is counted as before. */
+void test_source_restored_origin_is_not_counted(void) {
+  fx_run c;
+  CHECK(fx_start(&c, "2.11.10", 3));
+  if (c.o != NULL && c.m != NULL && c.s != NULL) {
+    c.o->created_ns = c.r.t;
+    c.o->first_ts_ns = c.r.t - 60 * SEC; /* Its oldest message. */
+    for (int i = 0; i < 60; i++) {
+      if (i >= 5) {
+        c.o->last_seq++;
+        c.m->last_seq++;
+        c.m->msgs++;
+        c.s->last_seq++;
+        c.s->last_ts_ns = c.r.t;
+      }
+      c.m->links[0].active_ns = c.s->links[0].active_ns = SEC / 2;
+      run_poll(&c.r, &c.set, 1);
+    }
+    CHECK_EQ_U(c.r.onsets, 0);
+    CHECK_EQ_U(c.r.lost[0] + c.r.lost[1], 0);
   }
   fx_end(&c);
 }
