@@ -148,12 +148,14 @@ void nl_source_finding(const nl_stream_snap *copy, nl_source_cause cause,
              (unsigned long long)l->lag, unseen(v));
     snprintf(f->recommendation, sizeof(f->recommendation), "%s",
              l->external
-                 ? "delivery stops at the first flow-control request when its "
-                   "reply cannot reach the origin's account: there, export "
-                   "{ service: \"$JS.FC.>\" }; in the copy's account, import "
-                   "{ service: { account: <origin account>, subject: "
-                   "\"$JS.FC.>\" } } (next to the imports of the "
-                   "origin's $JS.API.CONSUMER.> and of the delivery subject)"
+                 ? "an origin in another account stops delivering at its "
+                   "first flow-control request when the copy's reply cannot "
+                   "reach that account: there, export { service: "
+                   "\"$JS.FC.>\" }; in the copy's account, import { service: "
+                   "{ account: <origin account>, subject: \"$JS.FC.>\" } } "
+                   "(next to the imports of the origin's $JS.API.CONSUMER.> "
+                   "and of the delivery subject); in another domain, check "
+                   "the leaf node or gateway to it"
                  : "read the log of the server that leads the copy for errors "
                    "about its source");
     return;
