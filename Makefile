@@ -85,6 +85,7 @@ GLUE_SRC := $(wildcard plugin/glue/*.c)
 GLUE_OBJ := $(patsubst plugin/%.c,$(BUILD)/%.o,$(GLUE_SRC))
 HEADERS := $(wildcard plugin/*/*.h)
 UNIT_SRC := $(wildcard tests/unit/*.c)
+UNIT_OBJ := $(patsubst tests/unit/%.c,$(BUILD)/unit/%.o,$(UNIT_SRC))
 UNIT_BIN := $(BUILD)/unit_tests
 INJECT := tests/tools/nl-inject
 
@@ -141,9 +142,17 @@ $(PLUGIN): $(GLUE_OBJ) $(HTTP_OBJ) $(JSAPI_LIB) $(CORE_LIB)
 
 # The unit tests cover the core, the request-function parts of jsapi
 # (polling, paging, the advisory queue and fetch) and the REST routes.
-$(UNIT_BIN): $(UNIT_SRC) tests/unit/*.h $(BUILD)/http/nl_route.o $(JSAPI_LIB) \
-		$(CORE_LIB)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Iplugin -o $@ $(UNIT_SRC) \
+# Each unit test file is an object of its own, so that a change to one
+# source of the core (as each mutation of `make mutate` is) rebuilds that
+# object and relinks, rather than compiling every test again.
+$(BUILD)/unit:
+	mkdir -p $@
+
+$(BUILD)/unit/%.o: tests/unit/%.c tests/unit/*.h $(HEADERS) | $(BUILD)/unit
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Iplugin -c -o $@ $<
+
+$(UNIT_BIN): $(UNIT_OBJ) $(BUILD)/http/nl_route.o $(JSAPI_LIB) $(CORE_LIB)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $(UNIT_OBJ) \
 		$(BUILD)/http/nl_route.o $(JSAPI_LIB) $(CORE_LIB) $(LIBS) $(LDSAN)
 
 $(INJECT): tests/tools/nl_inject.c plugin/jsapi/nl_nkey.c plugin/jsapi/nl_nkey.h

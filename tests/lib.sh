@@ -134,6 +134,17 @@ nl_check() {
 
 nl_end() { return "${NL_FAILED:-0}"; }
 
+# nl_server_check MAJOR MINOR: reports setup/server, PASS with the version
+# of the nats-server on PATH, or FAIL (and returns 1) when it is older than
+# MAJOR.MINOR (see nl_server_at_least in tests/nats_server.sh).
+nl_server_check() {
+  if nl_server_older "$1" "$2"; then
+    nl_fail setup/server "no nats-server $1.$2 or later (NATS_SERVER)"
+    return 1
+  fi
+  nl_pass setup/server "$(nats-server --version)"
+}
+
 # nl_wait_port PORT SECONDS: waits until something listens on 127.0.0.1:PORT.
 nl_wait_port() {
   local i
@@ -306,9 +317,12 @@ nl_held_throttle() {
 
 # nl_apply_fix PORT COMMAND: applies a fix command the plugin printed
 # (`nats consumer edit S C ...` or `nats stream edit S ...`, the flags the
-# plugin prints) with nl-inject's consumer-edit or stream-edit, which
-# change only the named settings as the nats CLI does, then reads the
-# configuration back from the server. Prints "field=value" for each
+# plugin prints: --wait, --max-pending, --max-deliver, --backoff and
+# --replicas for a consumer; --max-msgs, --max-bytes,
+# --max-msgs-per-subject, --max-age, --replicas, --discard old|new for a
+# stream) with nl-inject's consumer-edit or stream-edit, which change only
+# the named settings as the nats CLI does, then reads the configuration
+# back from the server. Prints "field=value" for each
 # setting read back; returns 0 only when the server holds every value the
 # command asked for (it may override or refuse one: a backoff replaces
 # ack_wait), 2 for a command it cannot apply. The stream created again
@@ -344,6 +358,9 @@ if words[:3] == ["nats", "consumer", "edit"] and len(words) >= 5:
     if "--max-deliver" in opts:
         edit += ["--max-deliver", opts["--max-deliver"]]
         want["max_deliver"] = int(opts["--max-deliver"])
+    if "--replicas" in opts:
+        edit += ["--replicas", opts["--replicas"]]
+        want["num_replicas"] = int(opts["--replicas"])
     if opts.get("--backoff") == "none":
         edit += ["--backoff", "none"]
         want["backoff"] = None
@@ -365,10 +382,14 @@ elif words[:3] == ["nats", "stream", "edit"] and len(words) >= 4:
     opts = dict(zip(flags[::2], flags[1::2]))
     edit, want = [], {}
     for flag, key in (("--max-msgs", "max_msgs"), ("--max-bytes", "max_bytes"),
-                      ("--replicas", "num_replicas")):
+                      ("--replicas", "num_replicas"),
+                      ("--max-msgs-per-subject", "max_msgs_per_subject")):
         if flag in opts:
             edit += [flag, opts[flag]]
             want[key] = int(opts[flag])
+    if opts.get("--discard") in ("old", "new"):
+        edit += ["--discard", opts["--discard"]]
+        want["discard"] = opts["--discard"]
     if "--max-age" in opts:
         edit += ["--max-age", str(secs(opts["--max-age"]))]
         want["max_age"] = int(secs(opts["--max-age"]) * 1e9)
@@ -464,6 +485,111 @@ nl_csv_last() {
   [ -n "$f" ] && tail -n 1 "$f" | cut -d, -f2
 }
 
+# nl_csv_int PLUGIN_INSTANCE TYPE TYPE_INSTANCE: the newest value, as a
+# whole number.
+nl_csv_int() {
+  local v
+  v=$(nl_csv_last "$@")
+  [ -n "$v" ] && printf '%.0f\n' "$v"
+}
+
+# nl_consumer_seen PLUGIN_INSTANCE CONSUMER PENDING ACK_PENDING: succeeds
+# when the newest values the plugin wrote for CONSUMER are num_pending
+# PENDING (a number, or alternatives such as "2|3") and num_ack_pending
+# ACK_PENDING, and it counts no message lost to it: the plugin read the
+# consumer in the state a silent check is about.
+nl_consumer_seen() {
+  [[ "$(nl_csv_int "$1" nats_lens_num_pending "$2")" =~ ^($3)$ ]] &&
+    [ "$(nl_csv_int "$1" nats_lens_num_ack_pending "$2")" = "$4" ] &&
+    [ "$(nl_csv_int "$1" nats_lens_lost "$2")" = 0 ]
+}
+
+# nl_check_silent NAME WHO CLASS: PASS NAME when no notification about WHO
+# ("STREAM/CONSUMER") is of CLASS, else FAIL with the first that is.
+nl_check_silent() {
+  local line
+  line=$(nl_notifications "$2" | grep -F "type_instance = $3," | head -n 1)
+  if [ -z "$line" ]; then nl_pass "$1"; else nl_fail "$1" "$line"; fi
+}
+
+# nl_gap_found NAME WHO: waits (20 s) for a SEQUENCE_GAP onset of WHO
+# ("STREAM/CONSUMER"): PASS NAME/detected with its message, or FAIL. Sets
+# NL_GAP_LINE to the notification line (empty when there is none).
+nl_gap_found() {
+  if NL_GAP_LINE=$(nl_wait_notification 20 "severity = FAILURE" \
+    "type_instance = SEQUENCE_GAP," "$2:"); then
+    nl_pass "$1/detected" "${NL_GAP_LINE#*message = }"
+  else
+    NL_GAP_LINE=
+    nl_fail "$1/detected" "no SEQUENCE_GAP for $2"
+  fi
+}
+
+# nl_gap_max_msgs_fix NAME PORT WHO: a SEQUENCE_GAP of WHO is found
+# (nl_gap_found) whose fix raises its stream's max_msgs
+# (NAME/max-msgs-fix), and the fix is applied and read back
+# (NAME/fix-applied, nl_apply_fix).
+nl_gap_max_msgs_fix() {
+  local name=$1 port=$2 who=$3 fix readback
+  nl_gap_found "$name" "$who"
+  fix=$(sed -n 's/.* fix: \([^;]*\);.*/\1/p' <<<"$NL_GAP_LINE")
+  nl_check "$name/max-msgs-fix" \
+    [ "${fix% *}" = "nats stream edit ${who%%/*} --max-msgs" ]
+  if readback=$(nl_apply_fix "$port" "$fix" 2>&1); then
+    nl_pass "$name/fix-applied" "'$fix' read back: ${readback//$'\n'/ }"
+  else
+    nl_fail "$name/fix-applied" "'$fix' read back: ${readback//$'\n'/ }"
+  fi
+}
+
+# nl_gap_no_fix NAME WHO INSTANCE LOST: a SEQUENCE_GAP of WHO is found
+# (nl_gap_found) that prints no fix command (NAME/no-fix-command), and the
+# plugin's instance INSTANCE counts LOST messages lost to WHO (NAME/lost).
+nl_gap_no_fix() {
+  nl_gap_found "$1" "$2"
+  nl_check "$1/no-fix-command" \
+    grep -qF "$2: fix: no command, see the recommendation;" <<<"$NL_GAP_LINE"
+  nl_check "$1/lost" \
+    [ "$(nl_csv_int "$3-${2%%/*}" nats_lens_lost "${2#*/}")" = "$4" ]
+}
+
+# nl_gap_limit_round NAME PORT WHO INSTANCE SUBJECT: for a consumer WHO
+# ("STREAM/CONSUMER", reading nothing) of a stream with max_msgs 10 into
+# which 30 messages were published: its SEQUENCE_GAP is found and its
+# max_msgs fix applied (nl_gap_max_msgs_fix); then the consumer catches up
+# once and 20 more are published on SUBJECT (30 stored, under the new
+# limit), and the finding clears and stays clear (nl_gap_clears).
+nl_gap_limit_round() {
+  local name=$1 port=$2 who=$3 inst=$4 subject=$5
+  nl_gap_max_msgs_fix "$name" "$port" "$who"
+  nl_inject "$port" consume "${who%%/*}" "${who#*/}" --duration 2 \
+    --max-msgs 10 >/dev/null
+  nl_inject "$port" publish "$subject" --count 20 >/dev/null
+  nl_gap_clears "$name" "$who" "$inst"
+}
+
+# nl_gap_clears NAME WHO INSTANCE: the SEQUENCE_GAP of WHO clears within
+# 60 s (NAME/cleared) and, 5 polls of the plugin's instance INSTANCE
+# later, it was raised once only (NAME/stays-clear).
+nl_gap_clears() {
+  local name=$1 who=$2 inst=$3 now onsets
+  if nl_wait_notification 60 "severity = OKAY" \
+    "type_instance = SEQUENCE_GAP," "$who " >/dev/null; then
+    nl_pass "$name/cleared"
+  else
+    nl_fail "$name/cleared" "SEQUENCE_GAP of $who did not clear"
+  fi
+  now=$(nl_csv_rows "$inst" duration poll 1)
+  nl_retry 20 nl_polled "$inst" $((now + 5))
+  onsets=$(nl_notifications "$who:" |
+    grep -F "type_instance = SEQUENCE_GAP," | grep -c "severity = FAILURE")
+  nl_check "$name/stays-clear" [ "$onsets" = 1 ]
+}
+
+# nl_polled INSTANCE N: succeeds once the plugin's instance INSTANCE has
+# finished N polls.
+nl_polled() { [ "$(nl_csv_rows "$1" duration poll 1)" -ge "$2" ]; }
+
 # nl_now_ms: wall clock in milliseconds.
 nl_now_ms() { date +%s%3N; }
 
@@ -550,9 +676,42 @@ nl_cluster_node_kill() {
   wait "${NL_CLUSTER_PID[$1]}" 2>/dev/null
 }
 
+# nl_cluster_url_lines: the URL options of a collectd Instance block that
+# name the three nodes as seed servers.
+nl_cluster_url_lines() {
+  local n
+  for n in 1 2 3; do
+    echo "  URL \"nats://127.0.0.1:$(nl_cluster_client "$n")\""
+  done
+}
+
 # nl_cluster_start BASE: starts the three nodes (see above).
 nl_cluster_start() {
   NL_CLUSTER_BASE=$1
   local n
   for n in 1 2 3; do nl_cluster_node_start "$n" || return 1; done
+  nl_retry 30 nl_cluster_ready || {
+    echo "# the cluster's three servers did not form a JetStream cluster in 30 s" >&2
+    return 1
+  }
+}
+
+# nl_cluster_ready: succeeds when the JetStream meta leader of the cluster
+# on NL_CLUSTER_BASE reports both other servers as current peers (a stream
+# of three replicas can be placed; before that the server refuses it with
+# "no suitable peers for placement"). Only the leader lists its peers in
+# its /jsz, so each server is asked until one answers as the leader.
+nl_cluster_ready() {
+  local n
+  for n in 1 2 3; do
+    curl -s --max-time 2 "http://127.0.0.1:$(nl_cluster_http "$n")/jsz" |
+      python3 -c '
+import json, sys
+m = json.load(sys.stdin).get("meta_cluster") or {}
+peers = m.get("replicas") or []
+ok = len(peers) == 2 and all(p.get("current") and not p.get("offline")
+                             for p in peers)
+sys.exit(0 if ok else 1)' 2>/dev/null && return 0
+  done
+  return 1
 }

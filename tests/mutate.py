@@ -6,12 +6,15 @@ plugin/jsapi, which the unit tests cover too) the way a careless change
 would (a consumer skipped, a comparison turned round, a clearing dropped, a
 guard against a false finding removed). The check copies the core and the
 unit tests to a scratch directory, applies one mutation at a time, builds
-the unit tests there and runs them. A mutation is caught when the tests
-fail (or hang: 120 s). It prints one line per mutation and ends with
+the unit tests there and runs them (several at once, each in a copy of
+its own). A mutation is caught when the tests fail (or hang: 120 s). It
+prints one line per mutation and ends with
 "N passed, N failed": a mutation the tests miss, or one whose text is no
 longer in the source (the list must follow the code), is a failure.
 """
+import concurrent.futures
 import os
+import queue
 import shutil
 import subprocess
 import sys
@@ -159,6 +162,134 @@ MUTATIONS = [
      "plugin/core/nl_engine.c",
      "  t->first_unstored = false;\n  if (s->msgs == 0) {",
      "  if (s->msgs == 0) {"),
+    ("a declared processing time raises nothing in the plugin",
+     "plugin/core/nl_audit.c",
+     "  case NL_AUDIT_ACK_WAIT_BELOW_PROCESSING:\n    return NL_ACK_WAIT_VIOLATION;",
+     "  case NL_AUDIT_ACK_WAIT_BELOW_PROCESSING:\n    return NL_CLASS_COUNT;"),
+    ("the fix of observed redeliveries ignores the declared time",
+     "plugin/core/nl_detect.c",
+     "  return declared > rec ? declared : rec;", "  return rec;"),
+    ("MISSING_PROGRESS beside ACK_WAIT_VIOLATION from a declaration",
+     "plugin/core/nl_detect_ext.c",
+     "  active[NL_ACK_WAIT_VIOLATION] = true;\n  active[NL_MISSING_PROGRESS] = false;",
+     "  active[NL_ACK_WAIT_VIOLATION] = true;"),
+    ("a pinned client's standbys count as parallel workers",
+     "plugin/core/nl_audit.c",
+     "(c->num_waiting >= 2 && !c->pinned_client)", "(c->num_waiting >= 2)"),
+    ("an unreadable declaration is told at every poll",
+     "plugin/core/nl_detect_ext.c",
+     "  if (x == NULL || x->bad_declaration == bad)",
+     "  if (x == NULL)"),
+    ("an unacked removal counts though the stream still stores it",
+     "plugin/core/nl_gap.c",
+     "  if (s->first_seq <= hi)\n    hi = s->first_seq > 0 ? s->first_seq - 1 : 0;",
+     ""),
+    ("an unacked removal counts without a limit", "plugin/core/nl_gap.c",
+     "  if (!nl_removal_by_limit(cause))\n    return bad;",
+     "  if (0)\n    return bad;"),
+    ("a removal claim at or below the ack floor is taken",
+     "plugin/core/nl_gap.c",
+     "  if (seq == 0 || (s0 != NULL && seq <= s0->ack_floor_stream_seq))",
+     "  if (seq == 0)"),
+    ("a removal claim is checked by a poll that began before it arrived",
+     "plugin/core/nl_gap.c",
+     "    if (g->claims[i].received_ns >= now_ns)",
+     "    if (0)"),
+    ("a removal that is no loss counts as lost", "plugin/core/nl_gap.c",
+     "  if (nl_removal_is_loss(cause)) {", "  if (1) {"),
+    ("a consumer past a removal without loss is behind a loss",
+     "plugin/core/nl_detect.c",
+     "  read = nl_gap_read_through(st, read);", ""),
+    ("max_age is the cause without the clock's proof",
+     "plugin/core/nl_removal.c",
+     "  return clock != NULL && nl_seqclock_stored_after(clock, seq, &before_ns) &&",
+     "  return false && nl_seqclock_stored_after(clock, seq, &before_ns) &&"),
+    ("a message's own TTL is not a cause", "plugin/core/nl_removal.c",
+     "  if (s->allow_msg_ttl)", "  if (0)"),
+    ("a newer message on the subject is not a cause",
+     "plugin/core/nl_removal.c",
+     "  if (s->max_msgs_per_subject > 0)", "  if (0)"),
+    ("a discard-new stream evicts at its limit", "plugin/core/nl_removal.c",
+     "  if (s->discard_new)\n    return false;", ""),
+    ("allow_msg_ttl is not read", "plugin/core/nl_parse.c",
+     'get_bool(cfg, "allow_msg_ttl")', "false"),
+    ("a schedule that fired is not a cause", "plugin/core/nl_removal.c",
+     "  if (cause == NL_REMOVED_OTHERWISE && s->allow_msg_schedules &&\n"
+     "      removed <= added)",
+     "  if (0)"),
+    ("a schedule explains more removals than the stream added",
+     "plugin/core/nl_removal.c",
+     "      removed <= added)", "      1)"),
+    ("the sequences a stream added in an interval are not kept",
+     "plugin/core/nl_history.c",
+     "    cur.stream_added = sat_sub(s->last_seq, prev->stream_last_seq);",
+     "    (void)prev;"),
+    ("allow_msg_schedules is not read", "plugin/core/nl_parse.c",
+     'get_bool(cfg, "allow_msg_schedules")', "false"),
+    ("the oldest unreceived message's age counts removed messages",
+     "plugin/core/nl_detect_retention.c",
+     "        s->last_seq + 1 - c->num_pending > next)", "        0)"),
+    ("PUBLISH_REJECTED for discard old", "plugin/core/nl_detect_rejected.c",
+     "  if (!s->discard_new)\n    return NL_FULL_NONE;", ""),
+    ("PUBLISH_REJECTED one message below max_msgs",
+     "plugin/core/nl_detect_rejected.c",
+     "s->msgs >= (uint64_t)s->max_msgs", "s->msgs + 1 >= (uint64_t)s->max_msgs"),
+    ("PUBLISH_REJECTED with room under max_bytes",
+     "plugin/core/nl_detect_rejected.c",
+     "if (s->bytes >= max || max - s->bytes <= avg)", "if (max > 0)"),
+    ("PUBLISH_REJECTED for a stream taking messages at max_bytes",
+     "plugin/core/nl_detect_rejected.c",
+     "(!seen || prev->limit == NL_FULL_NONE || prev->last_seq != s->last_seq)",
+     "0"),
+    ("PUBLISH_REJECTED for some subjects at their limit",
+     "plugin/core/nl_detect_rejected.c",
+     "(double)s->msgs >= (double)s->num_subjects * (double)per)",
+     "(double)s->msgs > (double)s->num_subjects * (double)(per - 1))"),
+    ("PUBLISH_REJECTED for a write-once stream",
+     "plugin/core/nl_detect_rejected.c",
+     "s->discard_new_per_subject && per > 1 &&",
+     "s->discard_new_per_subject && per > 0 &&"),
+    ("PUBLISH_REJECTED for a stream declared full",
+     "plugin/core/nl_detect_rejected.c",
+     "  if (e.full_ok)\n    return false;", ""),
+    ("PUBLISH_REJECTED dated from the poll, not the last store",
+     "plugin/core/nl_detect_rejected.c",
+     "s->last_ts_ns < since)\n    since = s->last_ts_ns;",
+     "s->last_ts_ns < since)\n    since = since;"),
+    ("a stream declaration that cannot be read is taken",
+     "plugin/core/nl_expect.c",
+     "  if (strcmp(value, \"true\") != 0 && strcmp(value, \"false\") != 0) {",
+     "  if (0) {"),
+    ("stream metadata is never read", "plugin/core/nl_parse.c",
+     "  read_metadata(cfg, keep_stream_meta, s);", ""),
+    ("CONSUMER_SINGLE_REPLICA on a stream of one replica",
+     "plugin/core/nl_audit.c",
+     "NL_AUDIT_CONSUMER_SINGLE_REPLICA) || s->replicas <= 1 ||",
+     "NL_AUDIT_CONSUMER_SINGLE_REPLICA) || s->replicas < 1 ||"),
+    ("CONSUMER_SINGLE_REPLICA for an ephemeral consumer",
+     "plugin/core/nl_audit.c",
+     "      !c->durable || c->ack_policy == NL_ACK_NONE)\n    return;\n  int replicas",
+     "      c->ack_policy == NL_ACK_NONE)\n    return;\n  int replicas"),
+    ("CONSUMER_SINGLE_REPLICA for an ack-none consumer",
+     "plugin/core/nl_audit.c",
+     "      !c->durable || c->ack_policy == NL_ACK_NONE)\n    return;\n  int replicas",
+     "      !c->durable)\n    return;\n  int replicas"),
+    ("CONSUMER_SINGLE_REPLICA for inherited replicas",
+     "plugin/core/nl_audit.c",
+     "return c->num_replicas > 0 && c->num_replicas < stream",
+     "return c->num_replicas >= 0 && c->num_replicas < stream"),
+    ("CONSUMER_SINGLE_REPLICA for mem_storage on a memory stream",
+     "plugin/core/nl_audit.c",
+     "bool memory = c->mem_storage && !s->memory_storage;",
+     "bool memory = c->mem_storage;"),
+    ("CONSUMER_SINGLE_REPLICA ignores mem_storage", "plugin/core/nl_audit.c",
+     "bool memory = c->mem_storage && !s->memory_storage;",
+     "bool memory = false;"),
+    ("a change of consumer replicas does not clear at once",
+     "plugin/core/nl_snapshot.c", "                   c->num_replicas,\n", ""),
+    ("consumer replicas are never read", "plugin/core/nl_parse.c",
+     "  c->num_replicas = (int)get_i64(cfg, \"num_replicas\", 0);",
+     "  c->num_replicas = 0;"),
     ("SOURCE_STALLED: a recreated origin is never seen",
      "plugin/core/nl_detect_source.c",
      "  if (!ls->origin_seen)\n    return false;",
@@ -253,58 +384,96 @@ def first_failure(out):
     return out.strip().splitlines()[-1] if out.strip() else "no output"
 
 
-def main():
+BUILD = ["make", "-s", "build/unit_tests", "CFLAGS=-O0 -g"]
+TESTS = ["./build/unit_tests", "tests/fixtures"]
+
+
+def scratch_copy():
+    """A scratch directory holding the core, the unit tests and what builds
+    them; returns its path."""
     scratch = tempfile.mkdtemp(prefix="nats-lens-mutate.")
+    for d in ("plugin", "tests/unit", "tests/fixtures"):
+        shutil.copytree(os.path.join(ROOT, d), os.path.join(scratch, d),
+                        ignore=shutil.ignore_patterns("*.so", "*.o"))
+    for f in ("Makefile", "VERSION"):
+        shutil.copy(os.path.join(ROOT, f), scratch)
+    return scratch
+
+
+def baseline(scratch):
+    """Builds and runs the unmutated unit tests in scratch; returns None
+    when they pass, else the first failure."""
+    rc, out = run(BUILD, scratch, 600)
+    if rc == 0:
+        rc, out = run(TESTS, scratch, 300)
+    return None if rc == 0 else first_failure(out)
+
+
+def check(scratch, mutation):
+    """Applies one mutation in scratch, builds and runs the unit tests, and
+    puts the source back; returns (passed, its line)."""
+    name, path, old, new = mutation
+    src = os.path.join(scratch, path)
+    with open(src) as fh:
+        text = fh.read()
+    if text.count(old) != 1:
+        return False, "FAIL mutate/%s: its text is %s in %s" % (
+            name, "not" if old not in text else "more than once", path)
+    with open(src, "w") as fh:
+        fh.write(text.replace(old, new))
     try:
-        for d in ("plugin", "tests/unit", "tests/fixtures"):
-            shutil.copytree(os.path.join(ROOT, d), os.path.join(scratch, d),
-                            ignore=shutil.ignore_patterns("*.so", "*.o"))
-        for f in ("Makefile", "VERSION"):
-            shutil.copy(os.path.join(ROOT, f), scratch)
-        build = ["make", "-s", "build/unit_tests", "CFLAGS=-O0 -g"]
-        tests = ["./build/unit_tests", "tests/fixtures"]
-        rc, out = run(build, scratch, 600)
-        if rc == 0:
-            rc, out = run(tests, scratch, 300)
+        rc, out = run(BUILD, scratch, 600)
         if rc != 0:
+            return False, "FAIL mutate/%s: the mutation does not build: %s" % (
+                name, out.strip()[-200:])
+        rc, out = run(TESTS, scratch, 120)
+        if rc == 0:
+            return False, "FAIL mutate/%s: no unit test fails" % name
+        return True, "PASS mutate/%s (caught: %s)" % (
+            name, "tests hang" if rc is None else first_failure(out)[:120])
+    finally:
+        with open(src, "w") as fh:
+            fh.write(text)
+
+
+def main():
+    # One scratch copy per job (NL_MUTATE_JOBS, default one per processor,
+    # at most 4); each job takes the next mutation as it finishes one, and
+    # the lines come out in the list's order.
+    jobs = int(os.environ.get("NL_MUTATE_JOBS") or min(4, os.cpu_count() or 1))
+    scratches = []
+    try:
+        for _ in range(max(1, jobs)):
+            scratches.append(scratch_copy())
+        with concurrent.futures.ThreadPoolExecutor(len(scratches)) as pool:
+            failures = list(pool.map(baseline, scratches))
+        if any(failures):
             print("FAIL mutate/baseline: the unmutated tests do not pass: " +
-                  first_failure(out))
+                  next(f for f in failures if f))
             print("0 passed, 1 failed")
             return 1
-        passed = failed = 0
-        for name, path, old, new in MUTATIONS:
-            src = os.path.join(scratch, path)
-            with open(src) as fh:
-                text = fh.read()
-            if text.count(old) != 1:
-                print("FAIL mutate/%s: its text is %s in %s" % (
-                    name, "not" if old not in text else "more than once",
-                    path))
-                failed += 1
-                continue
-            with open(src, "w") as fh:
-                fh.write(text.replace(old, new))
-            rc, out = run(build, scratch, 600)
-            if rc != 0:
-                print("FAIL mutate/%s: the mutation does not build: %s" % (
-                    name, out.strip()[-200:]))
-                failed += 1
-            else:
-                rc, out = run(tests, scratch, 120)
-                if rc == 0:
-                    print("FAIL mutate/%s: no unit test fails" % name)
-                    failed += 1
-                else:
-                    print("PASS mutate/%s (caught: %s)" % (
-                        name, "tests hang" if rc is None else
-                        first_failure(out)[:120]))
-                    passed += 1
-            with open(src, "w") as fh:
-                fh.write(text)
+        free = queue.Queue()
+        for scratch in scratches:
+            free.put(scratch)
+
+        def one(mutation):
+            scratch = free.get()
+            try:
+                return check(scratch, mutation)
+            finally:
+                free.put(scratch)
+
+        with concurrent.futures.ThreadPoolExecutor(len(scratches)) as pool:
+            results = list(pool.map(one, MUTATIONS))
+        for _, line in results:
+            print(line)
+        passed = sum(1 for ok, _ in results if ok)
+        failed = len(results) - passed
         print("%d passed, %d failed" % (passed, failed))
         return 1 if failed else 0
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        for scratch in scratches:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 if __name__ == "__main__":

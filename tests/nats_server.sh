@@ -53,3 +53,23 @@ nl_server_use_minor() {
   fi
   return 0
 }
+
+# nl_server_older MAJOR MINOR: succeeds when the nats-server on PATH is
+# older than MAJOR.MINOR (or there is none).
+nl_server_older() {
+  local major minor
+  read -r major minor <<<"$(nl_server_version)"
+  [ "${major:-0}" -lt "$1" ] || { [ "${major:-0}" -eq "$1" ] && [ "${minor:-0}" -lt "$2" ]; }
+}
+
+# nl_server_at_least MAJOR MINOR RELEASE: for a test that needs nats-server
+# MAJOR.MINOR or later: when the one on PATH is older, exports NATS_SERVER
+# as the build of RELEASE in NL_SERVER_BUILDS (when there is one), which
+# tests/lib.sh, sourced next, puts first on PATH.
+nl_server_at_least() {
+  local newer
+  if nl_server_older "$1" "$2"; then
+    newer=$(nl_server_build "$3") && export NATS_SERVER=$newer
+  fi
+  return 0
+}

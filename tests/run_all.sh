@@ -5,7 +5,7 @@
 # FAIL line counts as one failure. NL_ONLY=pattern runs only matching
 # scripts (and the mutation check when "mutate" matches); NL_SKIP=pattern
 # skips matching scripts; NATS_SERVER=PATH runs them against that
-# nats-server binary (tests/nats_server.sh). Then the version matrix runs
+# nats-server binary (tests/nats_server.sh). Beside them the version matrix runs
 # the class and cluster tests on each newer server (NL_VERSIONS, below).
 set -u
 cd "$(dirname "$0")/.."
@@ -49,6 +49,43 @@ if [ -n "$missing" ]; then
 fi
 
 echo "# nats-server: $(command -v nats-server) ($(nats-server --version 2>&1 | head -n 1))"
+# The version matrix: the class and cluster tests again on each newer
+# nats-server, by default every nats-server-* of NL_SERVER_BUILDS
+# (tests/nats_server.sh) when the whole suite runs. It starts before the
+# unit tests and runs beside the rest of the suite; its lines are printed
+# at the end. NL_VERSIONS="PATH ..." names the binaries (also with
+# NL_ONLY), NL_VERSIONS=none skips the matrix, and NL_VERSION_TESTS the
+# scripts. The versions run side by side, each its scripts one after
+# another: the tests wait on the servers far more than they compute, and
+# each version's tests take their ports from a range of its own
+# (NL_PORT_SHIFT of tests/lib.sh). Their lines are prefixed with the
+# version, for example "PASS 2.12.0/classes/...".
+matrix=${NL_VERSIONS:-}
+if [ -z "$matrix" ] && [ -z "${NL_ONLY:-}" ]; then
+  matrix=$(ls "$NL_SERVER_BUILDS"/nats-server-* 2>/dev/null | tr '\n' ' ')
+fi
+[ "$matrix" = none ] && matrix=""
+tests=${NL_VERSION_TESTS:-test_classes test_new_classes test_cluster test_new_classes_cluster test_paused test_declared test_priority_groups test_source_stalled}
+vdir=$(mktemp -d)
+trap 'rm -f "$log"; rm -rf "$vdir"' EXIT
+i=0
+matrix_pids=()
+for bin in $matrix; do
+  i=$((i + 1))
+  (
+    export NATS_SERVER=$bin NL_PORT_SHIFT=$((i * 6000))
+    . tests/nats_server.sh
+    version=$(nl_server_release)
+    echo "$version" >"$vdir/$i.version"
+    start=$(date +%s)
+    for t in $tests; do
+      timeout 900 bash "tests/integration/$t.sh" >"$vdir/$i.$t" 2>&1
+      echo $? >"$vdir/$i.$t.rc"
+    done
+    echo "$(($(date +%s) - start))" >"$vdir/$i.took"
+  ) &
+  matrix_pids+=($!)
+done
 echo "== unit tests"
 "./${NL_BUILD:-build}/unit_tests" tests/fixtures >"$log" 2>&1
 rc=$?
@@ -80,40 +117,7 @@ for script in tests/integration/test_*.sh; do
   count "$rc" "$name"
 done
 
-# The version matrix: the class and cluster tests again on each newer
-# nats-server, by default every nats-server-* of NL_SERVER_BUILDS
-# (tests/nats_server.sh) when the whole suite runs. NL_VERSIONS="PATH ..."
-# names the binaries (also with NL_ONLY), NL_VERSIONS=none skips the
-# matrix, and NL_VERSION_TESTS the scripts. The versions run side by
-# side, each its scripts one after another: the tests wait on the servers
-# far more than they compute, and each version's tests take their ports
-# from a range of its own (NL_PORT_SHIFT of tests/lib.sh). Their lines are
-# prefixed with the version, for example "PASS 2.12.0/classes/...".
-matrix=${NL_VERSIONS:-}
-if [ -z "$matrix" ] && [ -z "${NL_ONLY:-}" ]; then
-  matrix=$(ls "$NL_SERVER_BUILDS"/nats-server-* 2>/dev/null | tr '\n' ' ')
-fi
-[ "$matrix" = none ] && matrix=""
-tests=${NL_VERSION_TESTS:-test_classes test_new_classes test_cluster test_new_classes_cluster test_paused test_source_stalled}
-vdir=$(mktemp -d)
-trap 'rm -f "$log"; rm -rf "$vdir"' EXIT
-i=0
-for bin in $matrix; do
-  i=$((i + 1))
-  (
-    export NATS_SERVER=$bin NL_PORT_SHIFT=$((i * 6000))
-    . tests/nats_server.sh
-    version=$(nl_server_release)
-    echo "$version" >"$vdir/$i.version"
-    start=$(date +%s)
-    for t in $tests; do
-      timeout 900 bash "tests/integration/$t.sh" >"$vdir/$i.$t" 2>&1
-      echo $? >"$vdir/$i.$t.rc"
-    done
-    echo "$(($(date +%s) - start))" >"$vdir/$i.took"
-  ) &
-done
-wait
+wait "${matrix_pids[@]}" 2>/dev/null
 for j in $(seq 1 "$i"); do
   version=$(cat "$vdir/$j.version" 2>/dev/null || echo "?")
   echo "== nats-server $version: $tests"

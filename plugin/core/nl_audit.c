@@ -24,6 +24,7 @@ static const char *const class_names[NL_AUDIT_CLASS_COUNT] = {
     [NL_AUDIT_PUSH_NO_HEARTBEAT] = "PUSH_NO_HEARTBEAT",
     [NL_AUDIT_INVALID_EXPECTATION] = "INVALID_EXPECTATION",
     [NL_AUDIT_UNOBSERVABLE] = "UNOBSERVABLE",
+    [NL_AUDIT_CONSUMER_SINGLE_REPLICA] = "CONSUMER_SINGLE_REPLICA",
 };
 
 const char *nl_audit_class_name(nl_audit_class cls) {
@@ -162,7 +163,12 @@ static void rule_ack_all(audit_run *a, const nl_consumer_snap *c,
       c->max_ack_pending == 1 || (c->push && !c->has_deliver_group) ||
       e->workers == 1)
     return;
-  bool parallel = e->workers > 1 || c->has_deliver_group || c->num_waiting >= 2;
+  /* Pull requests waiting are workers ready to take messages at once,
+   * except with a pinned client (nats-server 2.11+): the server delivers
+   * to the pinned client alone, and the requests of the others wait
+   * unserved, so they show no worker processing beside it. */
+  bool parallel = e->workers > 1 || c->has_deliver_group ||
+                  (c->num_waiting >= 2 && !c->pinned_client);
   /* A warning either way, as the plugin's ACK_ALL_PARALLEL class: the two
    * must never disagree. parallel_seen tells the forms apart. */
   nl_finding *f = add(a, NL_AUDIT_ACK_ALL_PARALLEL, NL_SEVERITY_WARNING,
@@ -177,6 +183,8 @@ static void rule_ack_all(audit_run *a, const nl_consumer_snap *c,
   nl_finding_add(f, "max_ack_pending", (double)c->max_ack_pending);
   nl_finding_add(f, "num_ack_pending", (double)c->num_ack_pending);
   nl_finding_add(f, "parallel_seen", parallel ? 1 : 0);
+  if (c->pinned_client)
+    nl_finding_add(f, "pinned_client", 1);
   if (parallel)
     snprintf(f->description, sizeof(f->description),
              "ack_policy all with parallel workers (%s): one worker's ack "
@@ -381,7 +389,7 @@ static void rule_ack_wait(audit_run *a, const nl_consumer_snap *c,
                       NL_SEVERITY_CRITICAL, c->stream, c->name);
   if (f == NULL)
     return;
-  double rec = ceil(1.5 * nl_seconds(e->max_processing_ns));
+  double rec = nl_detect_declared_ack_wait_s(c);
   nl_finding_add(f, "ack_wait_s", nl_seconds(c->ack_wait_ns));
   nl_finding_add(f, "redelivery_delay_s", nl_seconds(delay));
   nl_finding_add(f, "declared_max_processing_s",
@@ -423,8 +431,7 @@ static void rule_retention(audit_run *a, const nl_consumer_snap *c,
                            const nl_stream_snap *s) {
   if (s->discard_new || !rule_on(a, NL_AUDIT_RETENTION_BELOW_BACKLOG))
     return; /* Publishers get errors instead: nothing is lost silently. */
-  bool full = (s->max_msgs > 0 && s->msgs * 10 >= (uint64_t)s->max_msgs * 9) ||
-              (s->max_bytes > 0 && s->bytes * 10 >= (uint64_t)s->max_bytes * 9);
+  bool full = nl_removal_stream_full(s);
   uint64_t evicted = 0;
   if (!c->filtered && s->first_seq > c->delivered_stream_seq + 1)
     evicted = s->first_seq - 1 - c->delivered_stream_seq;
@@ -465,6 +472,87 @@ static void rule_retention(audit_run *a, const nl_consumer_snap *c,
   nl_detect_limit_fix(c, s, evicted, f);
 }
 
+/* The replicas that keep consumer c's state on stream s, as the server
+ * counts them: num_replicas when set and not above the stream's, else the
+ * stream's (a durable inherits them; server/consumer.go, replicas()). */
+static int consumer_replicas(const nl_consumer_snap *c,
+                             const nl_stream_snap *s) {
+  int stream = s->replicas > 0 ? s->replicas : 1;
+  return c->num_replicas > 0 && c->num_replicas < stream ? c->num_replicas
+                                                         : stream;
+}
+
+/* CONSUMER_SINGLE_REPLICA: a durable consumer with acks on a replicated
+ * stream whose state one server's loss (one replica), or a restart of all
+ * its servers (memory storage on a file stream), erases. Ephemeral and
+ * ack-none consumers (ordered consumers, key-value watchers) hold nothing
+ * worth keeping and are left out. */
+static void rule_single_replica(audit_run *a, const nl_consumer_snap *c,
+                                const nl_stream_snap *s) {
+  if (!rule_on(a, NL_AUDIT_CONSUMER_SINGLE_REPLICA) || s->replicas <= 1 ||
+      !c->durable || c->ack_policy == NL_ACK_NONE)
+    return;
+  int replicas = consumer_replicas(c, s);
+  bool memory = c->mem_storage && !s->memory_storage;
+  if (replicas > 1 && !memory)
+    return;
+  nl_finding *f = add(a, NL_AUDIT_CONSUMER_SINGLE_REPLICA, NL_SEVERITY_WARNING,
+                      c->stream, c->name);
+  if (f == NULL)
+    return;
+  words w;
+  quote(c->stream, c->name, NULL, &w);
+  nl_finding_add(f, "stream_replicas", s->replicas);
+  nl_finding_add(f, "consumer_replicas", replicas);
+  nl_finding_add(f, "num_replicas", c->num_replicas);
+  nl_finding_add(f, "mem_storage", c->mem_storage ? 1 : 0);
+  nl_finding_add(f, "ack_floor_stream_seq", (double)c->ack_floor_stream_seq);
+  nl_finding_add(f, "num_pending", (double)c->num_pending);
+  if (replicas == 1)
+    snprintf(f->description, sizeof(f->description),
+             "durable consumer with one replica on a stream of %d: its "
+             "delivery and acknowledgement state lives on one server; while "
+             "that server is down the consumer delivers nothing, and when it "
+             "is lost the consumer goes with it and, created again, starts "
+             "from its deliver policy: messages delivered again "
+             "(duplicates) or skipped (loss)%s",
+             s->replicas,
+             c->mem_storage ? ", and it keeps that state in memory only" : "");
+  else
+    snprintf(f->description, sizeof(f->description),
+             "durable consumer with mem_storage on a file stream of %d "
+             "replicas: each of its %d replicas keeps the acknowledgement "
+             "state in memory only, so a restart of all its servers at once "
+             "(a cluster restart, a power loss) erases it and the consumer "
+             "starts again from its deliver policy, every message "
+             "delivered again (duplicates)",
+             s->replicas, replicas);
+  if (!c->mem_storage) {
+    snprintf(f->fix_command, sizeof(f->fix_command),
+             "nats consumer edit %s %s --replicas %d", w.n.stream, w.n.consumer,
+             s->replicas);
+    snprintf(f->recommendation, sizeof(f->recommendation),
+             "%d replicas, as its stream has (the server moves the "
+             "consumer's state to the new replicas)",
+             s->replicas);
+    return;
+  }
+  /* No command: the nats CLI cannot take mem_storage away (consumer edit
+   * has no such flag and consumer copy keeps it). */
+  char more[32] = "";
+  if (replicas == 1)
+    snprintf(more, sizeof(more), "--replicas %d ", s->replicas);
+  snprintf(f->recommendation, sizeof(f->recommendation),
+           "file storage%s: create a durable consumer with the same settings "
+           "without mem_storage (nats consumer add %s NEW ... %s--deliver "
+           "%.0f, after the old one's ack floor), move the workers to it, "
+           "then nats consumer rm %s %s; an API update of mem_storage is "
+           "accepted, but from nats-server 2.11 the state stays in memory "
+           "until the consumer is created again",
+           replicas == 1 ? " and the stream's replicas" : "", w.n.stream, more,
+           (double)c->ack_floor_stream_seq + 1, w.n.stream, w.n.consumer);
+}
+
 /* Runs the rules about one consumer. */
 static void audit_consumer(audit_run *a, const nl_consumer_snap *c,
                            const nl_stream_snap *s) {
@@ -476,6 +564,7 @@ static void audit_consumer(audit_run *a, const nl_consumer_snap *c,
   rule_max_ack_pending(a, c, &e);
   rule_ack_wait(a, c, &e);
   rule_retention(a, c, s);
+  rule_single_replica(a, c, s);
   if (c->push && c->idle_heartbeat_ns <= 0 &&
       rule_on(a, NL_AUDIT_PUSH_NO_HEARTBEAT)) {
     nl_finding *f = add(a, NL_AUDIT_PUSH_NO_HEARTBEAT, NL_SEVERITY_WARNING,
@@ -679,12 +768,16 @@ nl_class nl_audit_plugin_class(nl_audit_class cls) {
     return NL_ACK_NONE_CONSUMER;
   case NL_AUDIT_ACK_ALL_PARALLEL:
     return NL_ACK_ALL_PARALLEL;
+  case NL_AUDIT_ACK_WAIT_BELOW_PROCESSING:
+    return NL_ACK_WAIT_VIOLATION;
   case NL_AUDIT_INTEREST_NO_CONSUMERS:
     return NL_INTEREST_NO_CONSUMERS;
   case NL_AUDIT_R1_ON_CLUSTER:
     return NL_STREAM_SINGLE_REPLICA;
   case NL_AUDIT_UNOBSERVABLE:
     return NL_CONSUMER_UNOBSERVABLE;
+  case NL_AUDIT_CONSUMER_SINGLE_REPLICA:
+    return NL_CONSUMER_SINGLE_REPLICA;
   default:
     return NL_CLASS_COUNT;
   }

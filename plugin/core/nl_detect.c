@@ -2,6 +2,9 @@
  * docs/detectors.md for each predicate and why it holds). */
 #include "nl_detect.h"
 
+#include "nl_expect.h"
+#include "nl_gap.h"
+
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -49,8 +52,16 @@ void nl_detect_ack_wait_fix(const nl_consumer_snap *c, double ack_wait_s,
              q.consumer, ack_wait_s);
 }
 
+double nl_detect_declared_ack_wait_s(const nl_consumer_snap *c) {
+  nl_expectations e;
+  nl_expect_read(c, &e);
+  return ceil(1.5 * nl_seconds(e.max_processing_ns));
+}
+
 /* The ack_wait a duplicate-execution finding recommends: 1.5 x the
- * slowest processing seen, and at least 2 x the current ack_wait. A pin is
+ * slowest processing seen, at least 2 x the current ack_wait, and at least
+ * what the declared processing time asks for (a task as long as the team
+ * says it can be must never be redelivered while it runs). A pin is
  * seen only at polls: the message was already outstanding when the poll
  * saw its floor arrive, and stays outstanding up to one interval after the
  * last poll that saw the floor standing. So the slowest processing is
@@ -66,7 +77,29 @@ static double recommend_ack_wait_s(const nl_consumer_state *st,
     longest += nl_seconds(now.t_ns - before.t_ns);
   double rec = ceil(1.5 * longest);
   double twice = ceil(2.0 * nl_seconds(c->ack_wait_ns));
-  return rec > twice ? rec : twice;
+  double declared = nl_detect_declared_ack_wait_s(c);
+  if (twice > rec)
+    rec = twice;
+  return declared > rec ? declared : rec;
+}
+
+/* Adds to f the processing time c declares, when it declares one, and
+ * writes into buf what the recommended ack_wait is at least (see
+ * recommend_ack_wait_s), for the recommendation. */
+static void ack_wait_floor(const nl_consumer_snap *c, nl_finding *f, char *buf,
+                           size_t len) {
+  nl_expectations e;
+  nl_expect_read(c, &e);
+  if (e.max_processing_ns <= 0) {
+    snprintf(buf, len, "at least 2x the current ack_wait");
+    return;
+  }
+  nl_finding_add(f, "declared_max_processing_s",
+                 nl_seconds(e.max_processing_ns));
+  snprintf(buf, len,
+           "at least 2x the current ack_wait and 1.5x the declared "
+           "processing time of %.1f s",
+           nl_seconds(e.max_processing_ns));
 }
 
 /* NAK_STORM: in each of the last n intervals, more redeliveries than
@@ -249,6 +282,8 @@ static bool detect_missing_progress(const nl_consumer_state *st,
   nl_finding_add(f, "num_ack_pending", (double)c->num_ack_pending);
   nl_finding_add(f, "num_redelivered", (double)c->num_redelivered);
   nl_finding_add(f, "recommended_ack_wait_s", rec);
+  char floor_text[128];
+  ack_wait_floor(c, f, floor_text, sizeof(floor_text));
   if (now_stuck)
     snprintf(f->description, sizeof(f->description),
              "stream sequence %" PRIu64 " has been outstanding for %.0f s "
@@ -272,8 +307,8 @@ static bool detect_missing_progress(const nl_consumer_state *st,
            "send in-progress acks (+WPI, msg.InProgress()) at least every "
            "%.0f s from long tasks; or raise ack_wait to %.0f s (1.5x the "
            "longest time a message was seen outstanding and one poll "
-           "interval, at least 2x the current ack_wait)",
-           nl_seconds(c->ack_wait_ns) / 2, rec);
+           "interval, %s)",
+           nl_seconds(c->ack_wait_ns) / 2, rec, floor_text);
   return true;
 }
 
@@ -298,6 +333,8 @@ static bool detect_ack_wait(const nl_consumer_state *st,
   nl_finding_add(f, "num_redelivered", (double)c->num_redelivered);
   nl_finding_add(f, "longest_outstanding_s", nl_seconds(st->longest_pin_ns));
   nl_finding_add(f, "recommended_ack_wait_s", rec);
+  char floor_text[128];
+  ack_wait_floor(c, f, floor_text, sizeof(floor_text));
   snprintf(f->description, sizeof(f->description),
            "%" PRIu64 " redeliveries by ack_wait expiry in %u polls within "
            "%.0f s (%.0f%% of the deliveries) while the consumer keeps "
@@ -309,19 +346,19 @@ static bool detect_ack_wait(const nl_consumer_state *st,
   nl_detect_ack_wait_fix(c, rec, f->fix_command, sizeof(f->fix_command));
   snprintf(f->recommendation, sizeof(f->recommendation),
            "ack_wait %.0f s: 1.5x the longest time a message was seen "
-           "outstanding (%.1f s) and one poll interval, at least 2x the "
-           "current ack_wait; for push "
+           "outstanding (%.1f s) and one poll interval, %s; for push "
            "consumers also lower max_ack_pending so messages do not wait in "
            "the client's buffer",
-           rec, nl_seconds(st->longest_pin_ns));
+           rec, nl_seconds(st->longest_pin_ns), floor_text);
   return true;
 }
 
-void nl_detect_limit_fix(const nl_consumer_snap *c, const nl_stream_snap *s,
-                         uint64_t lost_total, nl_finding *f) {
+void nl_detect_removal_fix(const nl_consumer_snap *c, const nl_stream_snap *s,
+                           nl_removal_cause cause, uint64_t lost_total,
+                           nl_finding *f) {
   nl_shell_names q;
   nl_shell_names_of(c->stream, c->name, &q);
-  if (s->max_msgs > 0 && s->msgs * 10 >= (uint64_t)s->max_msgs * 9) {
+  if (cause == NL_REMOVED_BY_MAX_MSGS) {
     uint64_t rec = (uint64_t)s->max_msgs + lost_total + c->num_pending;
     if (rec < 2 * (uint64_t)s->max_msgs)
       rec = 2 * (uint64_t)s->max_msgs;
@@ -332,7 +369,7 @@ void nl_detect_limit_fix(const nl_consumer_snap *c, const nl_stream_snap *s,
              " plus the consumer's backlog and the messages lost, at least "
              "double; or scale the consumer so it keeps up",
              rec, s->max_msgs);
-  } else if (s->max_bytes > 0 && s->bytes * 10 >= (uint64_t)s->max_bytes * 9) {
+  } else if (cause == NL_REMOVED_BY_MAX_BYTES) {
     snprintf(f->fix_command, sizeof(f->fix_command),
              "nats stream edit %s --max-bytes %" PRId64, q.stream,
              2 * s->max_bytes);
@@ -340,7 +377,7 @@ void nl_detect_limit_fix(const nl_consumer_snap *c, const nl_stream_snap *s,
              "max_bytes %" PRId64 " (double the limit that evicted unread "
              "messages); or scale the consumer so it keeps up",
              2 * s->max_bytes);
-  } else if (s->max_age_ns > 0) {
+  } else if (cause == NL_REMOVED_BY_MAX_AGE) {
     snprintf(f->fix_command, sizeof(f->fix_command),
              "nats stream edit %s --max-age %.0fs", q.stream,
              2 * nl_seconds(s->max_age_ns));
@@ -348,33 +385,63 @@ void nl_detect_limit_fix(const nl_consumer_snap *c, const nl_stream_snap *s,
              "max_age %.0f s (double the age limit that evicted unread "
              "messages); or scale the consumer so it keeps up",
              2 * nl_seconds(s->max_age_ns));
-  } else {
-    snprintf(f->fix_command, sizeof(f->fix_command), "nats stream info %s",
-             q.stream);
+  } else if (cause != NL_REMOVED_OTHERWISE) {
+    /* A TTL or a newer message on the subject: the publisher's design. */
+    f->fix_command[0] = '\0';
     snprintf(f->recommendation, sizeof(f->recommendation),
-             "no stream limit explains the removal: look for purges or "
-             "message deletes while the consumer was behind");
+             "no fix command: %s removed the messages, as the publisher "
+             "designed; no stream limit was reached",
+             nl_removal_cause_name(cause));
+  } else {
+    /* No limit removed them: raising one would change nothing. */
+    f->fix_command[0] = '\0';
+    snprintf(f->recommendation, sizeof(f->recommendation),
+             "no fix command: no stream limit was reached, so %s removed "
+             "the messages, which no setting prevents; find who purges or "
+             "deletes messages of stream %s (nats stream info %s), or let "
+             "the consumer keep up",
+             nl_removal_cause_name(cause), q.stream, q.stream);
   }
 }
 
+void nl_detect_limit_fix(const nl_consumer_snap *c, const nl_stream_snap *s,
+                         uint64_t lost_total, nl_finding *f) {
+  uint64_t newest = s->first_seq > 0 ? s->first_seq - 1 : 0;
+  nl_detect_removal_fix(c, s, nl_removal_cause_of(s, NULL, newest, 0),
+                        lost_total, f);
+}
+
 /* SEQUENCE_GAP: messages removed from the stream before this consumer
- * received them (counted by nl_history). */
+ * received them (counted by nl_history), or delivered and not yet acked
+ * (nl_gap: MSG_TERMINATED advisories the polls confirm), by a limit, a
+ * purge or a delete; a message's own TTL and a newer message on its
+ * subject are no loss (nl_gap_poll takes them out). */
 static bool detect_sequence_gap(const nl_consumer_state *st,
                                 const nl_consumer_snap *c,
                                 const nl_stream_snap *s, nl_finding *f) {
   uint64_t level = 0;
   /* Sequences the stream never stored for it are not unread ones. */
   uint64_t read = nl_state_read_through(st, c->delivered_stream_seq);
+  /* Nor are those removed without loss. */
+  read = nl_gap_read_through(st, read);
   if (!c->filtered && s->first_seq > read + 1)
     level = s->first_seq - 1 - read;
   if (st->lost_last == 0 && level == 0)
     return false;
   const nl_loss_range *range =
       st->loss != NULL && st->loss->first_seq > 0 ? st->loss : NULL;
+  const nl_gap_state *g = nl_gap_of(st);
+  uint64_t unacked = g != NULL ? g->unacked_total : 0;
+  uint64_t newest = s->first_seq > 0 ? s->first_seq - 1 : 0;
+  nl_removal_cause cause = g != NULL && g->has_cause
+                               ? g->cause
+                               : nl_removal_cause_of(s, NULL, newest, 0);
   nl_finding_start(f, NL_SEQUENCE_GAP);
   nl_finding_add(f, "lost_since_last_poll", (double)st->lost_last);
   nl_finding_add(f, "lost_total", (double)st->lost_total);
   nl_finding_add(f, "unread_evicted", (double)level);
+  if (unacked > 0)
+    nl_finding_add(f, "unacked_evicted", (double)unacked);
   if (range != NULL) {
     nl_finding_add(f, "first_lost_seq", (double)range->first_seq);
     nl_finding_add(f, "last_lost_seq", (double)range->last_seq);
@@ -383,21 +450,27 @@ static bool detect_sequence_gap(const nl_consumer_state *st,
   nl_finding_add(f, "delivered_stream_seq", (double)c->delivered_stream_seq);
   nl_finding_add(f, "num_pending", (double)c->num_pending);
   nl_finding_add(f, "filtered", c->filtered ? 1 : 0);
+  const char *by = nl_removal_cause_name(cause);
   if (range != NULL)
     snprintf(f->description, sizeof(f->description),
              "stream sequences %" PRIu64 "-%" PRIu64 " (%" PRIu64
-             " messages, %" PRIu64 " in total) were removed by the stream's "
-             "retention limits before the consumer received them (silent "
-             "loss)",
+             " messages, %" PRIu64 " in total) were removed by %s "
+             "before the consumer received them (silent loss)",
              range->first_seq, range->last_seq,
-             range->last_seq - range->first_seq + 1, st->lost_total);
+             range->last_seq - range->first_seq + 1, st->lost_total, by);
+  else if (g != NULL && g->unacked_last > 0 && g->unacked_last == st->lost_last)
+    snprintf(f->description, sizeof(f->description),
+             "%" PRIu64 " messages delivered and not yet acked (%" PRIu64
+             " lost in total) were removed by %s: if the worker fails "
+             "them, their redelivery will never come (silent loss)",
+             g->unacked_last, st->lost_total, by);
   else
     snprintf(f->description, sizeof(f->description),
              "at least %" PRIu64 " messages (%" PRIu64 " in total) were "
-             "removed from the stream before the consumer received them "
-             "(silent loss)",
-             st->lost_last > level ? st->lost_last : level, st->lost_total);
-  nl_detect_limit_fix(c, s, st->lost_total, f);
+             "removed from the stream by %s before the consumer received "
+             "them or while they awaited an ack (silent loss)",
+             st->lost_last > level ? st->lost_last : level, st->lost_total, by);
+  nl_detect_removal_fix(c, s, cause, st->lost_total, f);
   return true;
 }
 

@@ -7,6 +7,7 @@
 #include "nl_finding.h"
 #include "nl_history.h"
 #include "nl_names.h"
+#include "nl_removal.h"
 #include "nl_snapshot.h"
 
 /* Thresholds, all configurable; nl_detect_params_default() gives the
@@ -70,9 +71,17 @@ void nl_detect_params_default(nl_detect_params *p);
  * that stops s from evicting messages consumer c has not received: the
  * limit that is at least 90 % used (max_msgs, else max_bytes), else
  * max_age; lost_total messages already lost and c's backlog size the new
- * max_msgs. */
+ * max_msgs. Without a polled history: nl_detect_removal_fix with the cause
+ * nl_removal_cause_of gives without a sequence clock. */
 void nl_detect_limit_fix(const nl_consumer_snap *c, const nl_stream_snap *s,
                          uint64_t lost_total, nl_finding *f);
+
+/* The same for a removal whose cause is known: the limit's change for a
+ * limit; for any other cause no fix command (no setting would have kept
+ * the messages) and a recommendation that names the cause. */
+void nl_detect_removal_fix(const nl_consumer_snap *c, const nl_stream_snap *s,
+                           nl_removal_cause cause, uint64_t lost_total,
+                           nl_finding *f);
 
 /* Runs every detector on consumer c (of stream s) whose history st already
  * holds the current sample. For each class sets active[cls] and, when
@@ -88,6 +97,12 @@ void nl_detect_consumer(const nl_consumer_state *st, const nl_consumer_snap *c,
  * `nats consumer edit` with max_deliver set. */
 void nl_detect_nak_fix(const char *stream, const char *consumer,
                        double max_deliver, char *buf, size_t len);
+
+/* The first redelivery delay consumer c's declared processing time
+ * (nats_lens.max_processing, nl_expect.h) asks for: 1.5 x it, in whole
+ * seconds rounded up; 0 when it declares none (or one that cannot be
+ * read). */
+double nl_detect_declared_ack_wait_s(const nl_consumer_snap *c);
 
 /* Writes into buf the command that makes consumer c's first redelivery
  * come after ack_wait_s seconds (names shell-quoted): --wait, or for a

@@ -88,6 +88,10 @@ int nl_ext_record(nl_consumer_state *st, const nl_advisory *a) {
     return claim_exhausted(x, st, a);
   case NL_ADV_TERMINATED:
     x->n_terminated++;
+    if (a->removed_from_stream && nl_gap_claim_removed(&x->gap, st, a) != 0) {
+      x->claims_rejected++;
+      return 1;
+    }
     break;
   case NL_ADV_ACK_SAMPLE:
     x->acks[x->n_acks % NL_EXT_ACKS] =

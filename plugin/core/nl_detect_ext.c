@@ -3,6 +3,7 @@
  * classes, and the advisory evidence (nl_detect_advised.c) joined with
  * what the poll shows (see nl_detect_ext.h and docs/detectors.md). */
 #include "nl_detect_advised.h"
+#include "nl_expect.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -68,9 +69,35 @@ static bool detect_unbound(nl_ext_state *x, const nl_consumer_state *st,
   return true;
 }
 
-/* The audit rules behind the consumer configuration classes. */
+/* The audit rules behind the consumer configuration classes, and the
+ * declared processing time behind ACK_WAIT_VIOLATION. */
 #define CONSUMER_RULES                                                         \
-  ((1u << NL_AUDIT_ACK_NONE) | (1u << NL_AUDIT_ACK_ALL_PARALLEL))
+  ((1u << NL_AUDIT_ACK_NONE) | (1u << NL_AUDIT_ACK_ALL_PARALLEL) |             \
+   (1u << NL_AUDIT_ACK_WAIT_BELOW_PROCESSING) |                                \
+   (1u << NL_AUDIT_CONSUMER_SINGLE_REPLICA))
+
+/* ACK_WAIT_VIOLATION from the declared processing time (the audit's
+ * ACK_WAIT_BELOW_PROCESSING finding d): the first redelivery comes before a
+ * task as long as declared is done, so the duplicate execution is certain
+ * before any redelivery is seen. Expiry rounds the polls saw keep their own
+ * finding (its recommendation already covers the declaration); otherwise
+ * d is the finding, and MISSING_PROGRESS, the same fault seen in a few
+ * long tasks, is not raised beside it. */
+static void take_declared(const nl_finding *d, bool active[NL_CLASS_COUNT],
+                          nl_finding out[NL_CLASS_COUNT]) {
+  if (active[NL_ACK_WAIT_VIOLATION])
+    return;
+  nl_finding *f = &out[NL_ACK_WAIT_VIOLATION];
+  *f = *d;
+  f->cls = NL_ACK_WAIT_VIOLATION;
+  /* First, so that a notification cut at its length still says it. */
+  f->n_evidence = 0;
+  nl_finding_add(f, "from_declaration", 1);
+  for (int i = 0; i < d->n_evidence; i++)
+    nl_finding_add(f, d->evidence[i].name, d->evidence[i].value);
+  active[NL_ACK_WAIT_VIOLATION] = true;
+  active[NL_MISSING_PROGRESS] = false;
+}
 
 void nl_ext_take_audit(const nl_audit_result *r,
                        nl_finding *const held[NL_CLASS_COUNT],
@@ -80,6 +107,10 @@ void nl_ext_take_audit(const nl_audit_result *r,
     nl_class cls = nl_audit_plugin_class(r->items[i].cls);
     if (cls == NL_CLASS_COUNT)
       continue;
+    if (cls == NL_ACK_WAIT_VIOLATION) {
+      take_declared(&r->items[i].f, active, out);
+      continue;
+    }
     if (cls == NL_ACK_ALL_PARALLEL && !nl_finding_holding(held[cls]) &&
         nl_finding_get(&r->items[i].f, "parallel_seen", 0) == 0)
       continue;
@@ -118,20 +149,22 @@ void nl_ext_detect_consumer(nl_consumer_state *st, const nl_consumer_snap *c,
       active[NL_MISSING_PROGRESS] = false;
       active[NL_ACK_WAIT_VIOLATION] = false;
     }
-    if (x->n_acks > 0 &&
-        (active[NL_ACK_WAIT_VIOLATION] || active[NL_MISSING_PROGRESS])) {
-      nl_ack_stats a = nl_ext_ack_stats(x, c->ack_wait_ns);
-      if (active[NL_ACK_WAIT_VIOLATION])
-        nl_advised_ack_samples(c, &a, &out[NL_ACK_WAIT_VIOLATION]);
-      if (active[NL_MISSING_PROGRESS])
-        nl_advised_ack_samples(c, &a, &out[NL_MISSING_PROGRESS]);
-    }
+  }
+  /* After the NAKs: a declared processing time longer than the redelivery
+   * delay is a fault whatever the redeliveries were. */
+  if (ctx != NULL && ctx->scratch != NULL)
+    nl_ext_detect_config(st, ctx, p, active, out);
+  if (x != NULL && x->n_acks > 0 &&
+      (active[NL_ACK_WAIT_VIOLATION] || active[NL_MISSING_PROGRESS])) {
+    nl_ack_stats a = nl_ext_ack_stats(x, c->ack_wait_ns);
+    if (active[NL_ACK_WAIT_VIOLATION])
+      nl_advised_ack_samples(c, &a, &out[NL_ACK_WAIT_VIOLATION]);
+    if (active[NL_MISSING_PROGRESS])
+      nl_advised_ack_samples(c, &a, &out[NL_MISSING_PROGRESS]);
   }
   active[NL_RETENTION_RISK] =
       !active[NL_SEQUENCE_GAP] &&
       nl_retention_detect(st, c, s, p, &fc, &out[NL_RETENTION_RISK]);
-  if (ctx != NULL && ctx->scratch != NULL)
-    nl_ext_detect_config(st, ctx, p, active, out);
 }
 
 void nl_ext_detect_config(const nl_consumer_state *st, const nl_ext_poll *ctx,
@@ -140,10 +173,46 @@ void nl_ext_detect_config(const nl_consumer_state *st, const nl_ext_poll *ctx,
                           nl_finding out[NL_CLASS_COUNT]) {
   active[NL_ACK_NONE_CONSUMER] = false;
   active[NL_ACK_ALL_PARALLEL] = false;
+  active[NL_CONSUMER_SINGLE_REPLICA] = false;
   if (!p->config_classes)
     return;
   ctx->scratch->n = 0;
   nl_audit_consumer(ctx->set, ctx->consumer_index, ctx->audit, CONSUMER_RULES,
                     ctx->scratch);
   nl_ext_take_audit(ctx->scratch, st->active, active, out);
+}
+
+bool nl_ext_bad_declaration(nl_consumer_state *st, const nl_ext_poll *ctx,
+                            const nl_detect_params *p, nl_finding *f) {
+  if (!p->config_classes || ctx->consumer_index >= ctx->set->n_consumers)
+    return false;
+  const nl_consumer_snap *c = &ctx->set->consumers[ctx->consumer_index];
+  uint64_t bad = 0;
+  if (c->n_meta > 0) {
+    nl_expectations e;
+    nl_expect_read(c, &e);
+    if (e.bad_key != NULL) {
+      /* The key and value with the terminating NUL of each: "a" "bc" and
+       * "ab" "c" differ. */
+      bad = nl_hash_bytes(NL_HASH_BASIS, e.bad_key, strlen(e.bad_key) + 1);
+      bad = nl_hash_bytes(bad, e.bad_value, strlen(e.bad_value) + 1);
+      bad = bad ? bad : 1;
+    }
+  }
+  if (bad == 0) {
+    if (st->ext != NULL)
+      st->ext->bad_declaration = 0;
+    return false;
+  }
+  nl_ext_state *x = nl_ext_of(st);
+  if (x == NULL || x->bad_declaration == bad)
+    return false;
+  ctx->scratch->n = 0;
+  nl_audit_consumer(ctx->set, ctx->consumer_index, ctx->audit,
+                    1u << NL_AUDIT_INVALID_EXPECTATION, ctx->scratch);
+  if (ctx->scratch->n == 0)
+    return false;
+  x->bad_declaration = bad;
+  *f = ctx->scratch->items[0].f;
+  return true;
 }

@@ -14,7 +14,9 @@
 #include "nl_advisory.h"
 #include "nl_audit.h"
 #include "nl_detect.h"
+#include "nl_detect_rejected.h"
 #include "nl_detect_retention.h"
+#include "nl_gap.h"
 #include "nl_seqclock.h"
 
 #define NL_EXT_NAKS 32     /* Newest NAK advisories kept per consumer. */
@@ -57,11 +59,17 @@ typedef struct nl_ext_state {
   uint64_t claimed_seqs[NL_EXT_CLAIMS];
   unsigned n_claimed;
   uint64_t claims_rejected; /* Advisories the polled state contradicted. */
+  /* SEQUENCE_GAP's removals without loss and the MSG_TERMINATED claims of
+   * unacked messages the stream removed (nl_gap.h). */
+  nl_gap_state gap;
   /* From the latest poll. */
   int64_t max_deliver;
   int64_t ack_wait_ns;
   bool dead_letter;         /* Dead-letter handling in sight. */
   int64_t unbound_since_ns; /* PUSH_UNBOUND: first poll unbound. */
+  /* The unreadable declaration last told (nl_ext_bad_declaration): a hash
+   * of its key and value, 0 when none. */
+  uint64_t bad_declaration;
 } nl_ext_state;
 
 /* Records advisory a of the consumer st (allocating st->ext). Returns 0, 1
@@ -71,7 +79,9 @@ typedef struct nl_ext_state {
  * when the consumer as last polled makes it possible (max_deliver set, at
  * least as many deliveries claimed as max_deliver, a sequence stored for
  * the consumer then), and one for a later sequence waits for the next poll,
- * which keeps it only if the consumer has delivered it (nl_ext_confirm). */
+ * which keeps it only if the consumer has delivered it (nl_ext_confirm).
+ * A MSG_TERMINATED that says the stream removed the message is a claim
+ * the next poll checks (nl_gap_claim_removed). */
 int nl_ext_record(nl_consumer_state *st, const nl_advisory *a);
 
 /* Confirms or drops the waiting MAX_DELIVERIES claims of st against poll
@@ -94,7 +104,10 @@ nl_ack_stats nl_ext_ack_stats(const nl_ext_state *x, int64_t ack_wait_ns);
  * with the audit's severity (the same as the class's, so that the plugin
  * and nats-lens-check never disagree). ACK_ALL_PARALLEL starts only with
  * parallel workers seen (parallel_seen) and holds while the rule matches
- * at all. */
+ * at all. ACK_WAIT_BELOW_PROCESSING (a declared processing time not
+ * shorter than the redelivery delay) raises ACK_WAIT_VIOLATION, with the
+ * evidence from_declaration, unless the polls' expiry rounds already
+ * raise it; MISSING_PROGRESS is then not raised. */
 void nl_ext_take_audit(const nl_audit_result *r,
                        nl_finding *const held[NL_CLASS_COUNT],
                        bool active[NL_CLASS_COUNT],
@@ -116,10 +129,11 @@ typedef struct {
  * ACK_ALL_PARALLEL, PUSH_UNBOUND and RETENTION_RISK; when the NAK
  * advisories prove a storm, sets NAK_STORM from them and clears
  * MISSING_PROGRESS and ACK_WAIT_VIOLATION (the redeliveries were NAKs);
- * an active ACK_WAIT_VIOLATION or MISSING_PROGRESS gets the ack samples'
- * evidence and, with enough samples, a recommended ack_wait of at least
- * 1.5 x their P99. Stream-level classes are set inactive. Updates
- * st->ext. */
+ * then a declared processing time raises ACK_WAIT_VIOLATION
+ * (nl_ext_take_audit) whatever the NAKs were; an active ACK_WAIT_VIOLATION or
+ * MISSING_PROGRESS gets the ack samples' evidence and, with enough samples, a
+ * recommended ack_wait of at least 1.5 x their P99. Stream-level classes are
+ * set inactive. Updates st->ext. */
 void nl_ext_detect_consumer(nl_consumer_state *st, const nl_consumer_snap *c,
                             const nl_stream_snap *s, const nl_detect_params *p,
                             const nl_ext_poll *ctx, int64_t now_ns,
@@ -127,14 +141,27 @@ void nl_ext_detect_consumer(nl_consumer_state *st, const nl_consumer_snap *c,
                             nl_finding out[NL_CLASS_COUNT]);
 
 /* The consumer configuration classes alone (ACK_NONE_CONSUMER,
- * ACK_ALL_PARALLEL, through nl_audit's rules) of consumer
+ * ACK_ALL_PARALLEL, and ACK_WAIT_VIOLATION from a declared processing
+ * time, through nl_audit's rules; see nl_ext_take_audit) of consumer
  * ctx->consumer_index of ctx->set, whose state st holds the active
- * findings: sets active/out for those two only; nothing when
- * p->config_classes is off. ctx->scratch must be set. */
+ * findings: sets active/out for the first two, and raises (never clears)
+ * ACK_WAIT_VIOLATION; nothing when p->config_classes is off. ctx->scratch
+ * must be set. */
 void nl_ext_detect_config(const nl_consumer_state *st, const nl_ext_poll *ctx,
                           const nl_detect_params *p,
                           bool active[NL_CLASS_COUNT],
                           nl_finding out[NL_CLASS_COUNT]);
+
+/* Whether consumer ctx->consumer_index of ctx->set declares something
+ * (nats_lens.* metadata) that cannot be read and that was not told yet for
+ * st: then fills f with the audit's INVALID_EXPECTATION finding (what
+ * cannot be read, why, and the command that writes a readable value) and
+ * remembers it in st->ext, so that it is told once, and again only when
+ * the consumer declares another unreadable value or has declared none in
+ * between. Such a declaration counts as not made. Nothing when
+ * p->config_classes is off. ctx->scratch must be set. */
+bool nl_ext_bad_declaration(nl_consumer_state *st, const nl_ext_poll *ctx,
+                            const nl_detect_params *p, nl_finding *f);
 
 /* The classes that advisories prove between polls (MAX_DELIVER_EXHAUSTED
  * and NAK_STORM) for st at now_ns: sets active/out for those two only. */
@@ -153,6 +180,8 @@ typedef struct {
   /* Poll time since which the stream has had no consumer, 0 while it has
    * one. */
   int64_t empty_since_ns;
+  /* PUBLISH_REJECTED: the run of polls at a limit. */
+  nl_full_prev full;
 } nl_ext_stream_prev;
 
 /* A stream's delivered_delta when one of its consumers has no poll before

@@ -81,6 +81,12 @@ nl_forecast nl_retention_observe(nl_consumer_state *st,
     uint64_t next = c->delivered_stream_seq + 1;
     if (next < s->first_seq)
       next = s->first_seq;
+    /* Messages removed after it (their own TTL, a newer message on the
+     * subject, a delete) leave the oldest stored one no older than the
+     * num_pending-th from the head: the age stays a lower bound. */
+    if (s->last_seq >= c->num_pending &&
+        s->last_seq + 1 - c->num_pending > next)
+      next = s->last_seq + 1 - c->num_pending;
     if (!nl_seqclock_age(clock, next, now_ns, &fc.age_s))
       fc.age_s = -1;
   }

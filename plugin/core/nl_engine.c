@@ -506,6 +506,9 @@ static void stream_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
                        &e->params, &e->scratch, &e->audit, active, found);
   debounce_unobservable(t, active, now_ns);
   const nl_stream_snap *s = &set->streams[i];
+  nl_full_prev full = t->prev.have_prev ? t->prev.full : (nl_full_prev){0};
+  active[NL_PUBLISH_REJECTED] =
+      nl_detect_publish_rejected(s, &full, now_ns, &found[NL_PUBLISH_REJECTED]);
   source_stalled(e, set, s, t, now_ns, active, found);
   if (t->created_ns == 0 || !nl_created_same(t->created_ns, s->created_ns))
     t->created_ns = s->created_ns;
@@ -519,8 +522,13 @@ static void stream_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
     empty_since = t->prev.have_prev && t->prev.empty_since_ns > 0
                       ? t->prev.empty_since_ns
                       : now_ns;
-  t->prev = (nl_ext_stream_prev){
-      true, s->last_seq, s->msgs, s->consumer_count, now_ns, empty_since};
+  t->prev = (nl_ext_stream_prev){true,
+                                 s->last_seq,
+                                 s->msgs,
+                                 s->consumer_count,
+                                 now_ns,
+                                 empty_since,
+                                 nl_full_next(&full, s, now_ns)};
   t->seen_generation = e->generation;
   t->last_seen_ns = now_ns;
 }
@@ -772,10 +780,16 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
     bool active[NL_CLASS_COUNT] = {false};
     nl_finding found[NL_CLASS_COUNT];
     e->advisories_contradicted += nl_ext_confirm(st, c);
+    e->advisories_contradicted +=
+        nl_gap_poll(st, c, s, clock ? clock[c->stream_index] : NULL, now_ns);
     nl_detect_consumer(st, c, s, &e->params, active, found);
     nl_ext_poll ctx = {set, i, clock ? clock[c->stream_index] : NULL,
                        &e->scratch, &e->audit};
     nl_ext_detect_consumer(st, c, s, &e->params, &ctx, now_ns, active, found);
+    nl_finding bad;
+    if (nl_ext_bad_declaration(st, &ctx, &e->params, &bad) && sink &&
+        sink->declaration)
+      sink->declaration(ud, st->stream, st->name, &bad);
     update_consumer(e, st, 0, NL_CLASS_COUNT - 1, active, found,
                     nl_config_key(c, st->created_ns, s), now_ns, sink, ud);
     if (lost != NULL)
@@ -927,6 +941,8 @@ bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
       unstored_for(unstored_of(find_total(e, s->name), s), c), &reset);
   if (st == NULL)
     return false;
+  const stream_total *t = find_total(e, s->name);
+  nl_gap_poll(st, c, s, t != NULL ? t->clock : NULL, now_ns);
   bool active[NL_CLASS_COUNT] = {false};
   nl_finding found[NL_CLASS_COUNT];
   nl_ext_poll ctx = {set, 0, NULL, &e->scratch, &e->audit};
@@ -936,6 +952,10 @@ bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
                   found, key, now_ns, sink, ud);
   update_consumer(e, st, NL_ACK_ALL_PARALLEL, NL_ACK_ALL_PARALLEL, active,
                   found, key, now_ns, sink, ud);
+  update_consumer(e, st, NL_ACK_WAIT_VIOLATION, NL_ACK_WAIT_VIOLATION, active,
+                  found, key, now_ns, sink, ud);
+  update_consumer(e, st, NL_CONSUMER_SINGLE_REPLICA, NL_CONSUMER_SINGLE_REPLICA,
+                  active, found, key, now_ns, sink, ud);
   return true;
 }
 

@@ -26,6 +26,12 @@ typedef struct {
    * cleared without a detection (for example "consumer deleted"). */
   void (*transition)(void *ud, const char *stream, const char *consumer,
                      const nl_finding *f, bool active, const char *reason);
+  /* A consumer seen in this poll declares something (nats_lens.*
+   * metadata) that cannot be read, and it was not told before
+   * (nl_ext_bad_declaration): f says what, why, and the command that
+   * writes a readable value. With the configuration classes on only. */
+  void (*declaration)(void *ud, const char *stream, const char *consumer,
+                      const nl_finding *f);
 } nl_engine_sink;
 
 typedef struct nl_engine nl_engine;
@@ -65,11 +71,11 @@ bool nl_engine_advisory(nl_engine *e, const nl_advisory *a, int64_t now_ns,
 /* Takes in a consumer a CREATED advisory announced, read at now_ns:
  * set holds its stream (index 0) and the consumer (index 0, see
  * nl_advisory_fetch.h). A consumer the engine does not hold yet is recorded and
- * its configuration classes (ACK_NONE_CONSUMER, ACK_ALL_PARALLEL) are
- * raised at once, reporting transitions to sink; the other classes wait
- * for the next poll. A consumer already held is left to the polls. Not
- * thread-safe: serialise with nl_engine_apply. Returns true when the
- * consumer was taken in. */
+ * its configuration classes (ACK_NONE_CONSUMER, ACK_ALL_PARALLEL, and
+ * ACK_WAIT_VIOLATION from a declared processing time) are raised at once,
+ * reporting transitions to sink; the other classes wait for the next poll. A
+ * consumer already held is left to the polls. Not thread-safe: serialise with
+ * nl_engine_apply. Returns true when the consumer was taken in. */
 bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
                        const nl_engine_sink *sink, void *ud);
 

@@ -130,32 +130,106 @@ int nl_expect_check_value(const char *key, const char *value, char *err,
   return 0;
 }
 
-void nl_expect_read(const nl_consumer_snap *c, nl_expectations *out) {
+/* Where the first declaration that could not be read goes (the bad_*
+ * fields of nl_expectations and nl_stream_expectations). */
+typedef struct {
+  const char **key;
+  const char **value;
+  char *reason;
+  size_t reason_len;
+} bad_declaration;
+
+/* The declarations one kind of object reads: which keys it knows, how a
+ * value is checked, and what a checked value sets (in ud). */
+typedef struct {
+  bool (*known)(const char *key);
+  int (*check)(const char *key, const char *value, char *err, size_t errlen);
+  void (*take)(const char *key, const char *value, void *ud);
+} declaration_kind;
+
+/* Reads the n metadata entries of meta as declarations of kind k: each
+ * known "nats_lens." key with a value that checks is taken into ud;
+ * unknown keys are ignored; the first that does not check goes into bad
+ * (whose key stays NULL when all were read). */
+static void read_declarations(const nl_meta *meta, size_t n,
+                              const declaration_kind *k, void *ud,
+                              bad_declaration bad) {
   const size_t plen = strlen(NL_EXPECT_PREFIX);
-  memset(out, 0, sizeof(*out));
-  for (size_t i = 0; i < c->n_meta; i++) {
-    if (strncmp(c->meta[i].key, NL_EXPECT_PREFIX, plen) != 0)
+  for (size_t i = 0; i < n; i++) {
+    if (strncmp(meta[i].key, NL_EXPECT_PREFIX, plen) != 0)
       continue;
-    const char *key = c->meta[i].key + plen;
-    const char *value = c->meta[i].value;
-    if (!nl_expect_key_known(key))
+    const char *key = meta[i].key + plen;
+    const char *value = meta[i].value;
+    if (!k->known(key))
       continue; /* Unknown declarations are ignored. */
-    char why[sizeof(out->bad_reason)];
-    if (nl_expect_check_value(key, value, why, sizeof(why)) != 0) {
-      if (out->bad_key == NULL) {
-        out->bad_key = key;
-        out->bad_value = value;
-        snprintf(out->bad_reason, sizeof(out->bad_reason), "%s", why);
+    char why[128];
+    if (k->check(key, value, why, sizeof(why)) != 0) {
+      if (*bad.key == NULL) {
+        *bad.key = key;
+        *bad.value = value;
+        snprintf(bad.reason, bad.reason_len, "%s", why);
       }
       continue;
     }
-    if (strcmp(key, "max_processing") == 0)
-      nl_parse_duration(value, &out->max_processing_ns);
-    else if (strcmp(key, "workers") == 0)
-      parse_workers(value, &out->workers);
-    else
-      out->dead_letter = value;
+    k->take(key, value, ud);
   }
+}
+
+/* Sets a consumer declaration that checked into the nl_expectations ud. */
+static void take_consumer(const char *key, const char *value, void *ud) {
+  nl_expectations *out = ud;
+  if (strcmp(key, "max_processing") == 0)
+    nl_parse_duration(value, &out->max_processing_ns);
+  else if (strcmp(key, "workers") == 0)
+    parse_workers(value, &out->workers);
+  else
+    out->dead_letter = value;
+}
+
+void nl_expect_read(const nl_consumer_snap *c, nl_expectations *out) {
+  static const declaration_kind kind = {nl_expect_key_known,
+                                        nl_expect_check_value, take_consumer};
+  memset(out, 0, sizeof(*out));
+  read_declarations(c->meta, c->n_meta, &kind, out,
+                    (bad_declaration){&out->bad_key, &out->bad_value,
+                                      out->bad_reason,
+                                      sizeof(out->bad_reason)});
+}
+
+bool nl_expect_stream_key_known(const char *key) {
+  return strcmp(key, "full_ok") == 0;
+}
+
+int nl_expect_stream_check_value(const char *key, const char *value, char *err,
+                                 size_t errlen) {
+  if (strcmp(key, "full_ok") != 0) {
+    snprintf(err, errlen, "unknown stream key (known: full_ok)");
+    return -1;
+  }
+  if (strcmp(value, "true") != 0 && strcmp(value, "false") != 0) {
+    snprintf(err, errlen, "full_ok needs true or false");
+    return -1;
+  }
+  return 0;
+}
+
+/* Sets a stream declaration that checked into the nl_stream_expectations
+ * ud. */
+static void take_stream(const char *key, const char *value, void *ud) {
+  nl_stream_expectations *out = ud;
+  (void)key; /* full_ok is the only stream declaration. */
+  out->full_ok = strcmp(value, "true") == 0;
+}
+
+void nl_expect_stream_read(const nl_stream_snap *s,
+                           nl_stream_expectations *out) {
+  static const declaration_kind kind = {
+      nl_expect_stream_key_known, nl_expect_stream_check_value, take_stream};
+  memset(out, 0, sizeof(*out));
+  read_declarations(s->meta, s->n_meta, &kind, out,
+                    (bad_declaration){&out->bad_key, &out->bad_value,
+                                      out->bad_reason,
+                                      sizeof(out->bad_reason)});
 }
 
 void nl_expect_spec_free(nl_expect_spec *spec) {
@@ -225,6 +299,22 @@ int nl_expect_parse_spec(const char *arg, nl_expect_spec *out, char *err,
     return -1;
   }
   return 0;
+}
+
+size_t nl_expect_apply_streams(const nl_expect_spec *specs, size_t n,
+                               nl_snapshot_set *set) {
+  size_t total = 0;
+  for (size_t i = 0; i < n; i++) {
+    char key[NL_META_LEN_MAX + 1];
+    snprintf(key, sizeof(key), "%s%s", NL_EXPECT_PREFIX, specs[i].key);
+    for (size_t j = 0; j < set->n_streams; j++) {
+      nl_stream_snap *s = &set->streams[j];
+      if (fnmatch(specs[i].stream_glob, s->name, 0) == 0 &&
+          nl_stream_snap_set_meta(s, key, specs[i].value) == 0)
+        total++;
+    }
+  }
+  return total;
 }
 
 size_t nl_expect_apply(const nl_expect_spec *specs, size_t n,

@@ -57,6 +57,38 @@ int nl_expect_check_value(const char *key, const char *value, char *err,
  * reported in out->bad_key / bad_reason and otherwise treated as absent. */
 void nl_expect_read(const nl_consumer_snap *c, nl_expectations *out);
 
+/* A stream's declarations, read from its metadata (nats-server 2.10+) or
+ * set by the plugin's StreamDeclaration option (any version). */
+typedef struct {
+  /* nats_lens.full_ok "true": the stream is full by design (its
+   * publishers expect their publishes to be refused at its limits). */
+  bool full_ok;
+  /* As in nl_expectations: the first declaration that could not be read. */
+  const char *bad_key;
+  const char *bad_value;
+  char bad_reason[128];
+} nl_stream_expectations;
+
+/* Returns true when key (without the prefix) is a stream declaration this
+ * version reads: "full_ok". */
+bool nl_expect_stream_key_known(const char *key);
+
+/* Checks value for the stream declaration key (without the prefix).
+ * Returns 0, or -1 with the reason in err. */
+int nl_expect_stream_check_value(const char *key, const char *value, char *err,
+                                 size_t errlen);
+
+/* Reads s's declarations into out. Never fails, as nl_expect_read. */
+void nl_expect_stream_read(const nl_stream_snap *s,
+                           nl_stream_expectations *out);
+
+/* Applies stream declarations, in order, to every stream of set whose name
+ * matches the spec's stream glob (its consumer glob is not used): each is
+ * set as metadata "nats_lens.KEY", replacing what the server returned.
+ * Returns how many (spec, stream) pairs matched. */
+size_t nl_expect_apply_streams(const nl_expect_spec *specs, size_t n,
+                               nl_snapshot_set *set);
+
 /* Parses "STREAM/CONSUMER:key=value" (globs allowed in both names; a key
  * may carry the "nats_lens." prefix) into out. Returns 0, or -1 with a
  * one-line reason in err (out is then empty). */

@@ -40,6 +40,11 @@ static const struct {
     [NL_STREAM_SINGLE_REPLICA] = {"STREAM_SINGLE_REPLICA",
                                   "stream_single_replica", NL_SEVERITY_WARNING,
                                   true},
+    [NL_PUBLISH_REJECTED] = {"PUBLISH_REJECTED", "publish_rejected",
+                             NL_SEVERITY_WARNING, true},
+    [NL_CONSUMER_SINGLE_REPLICA] = {"CONSUMER_SINGLE_REPLICA",
+                                    "consumer_single_replica",
+                                    NL_SEVERITY_WARNING},
     [NL_SOURCE_STALLED] = {"SOURCE_STALLED", "source_stalled",
                            NL_SEVERITY_CRITICAL, true},
 };

@@ -21,7 +21,9 @@ typedef enum {
   NL_RETENTION_RISK,
   NL_CONSUMER_UNOBSERVABLE, /* Stream-level. */
   NL_STREAM_SINGLE_REPLICA, /* Stream-level. */
-  NL_SOURCE_STALLED,        /* Stream-level: the copy (mirror or sources). */
+  NL_PUBLISH_REJECTED,      /* Stream-level. */
+  NL_CONSUMER_SINGLE_REPLICA,
+  NL_SOURCE_STALLED, /* Stream-level: the copy (mirror or sources). */
   NL_CLASS_COUNT
 } nl_class;
 
@@ -30,7 +32,7 @@ typedef enum {
   NL_SEVERITY_CRITICAL = 2,
 } nl_severity;
 
-#define NL_EVIDENCE_MAX 14
+#define NL_EVIDENCE_MAX 16
 #define NL_TEXT_MAX 512
 /* Room for a fix command naming a stream and a consumer of the server's
  * longest names (255 bytes), each quoted as one shell word. */

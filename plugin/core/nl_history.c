@@ -613,7 +613,10 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
       .num_redelivered = c->num_redelivered > UINT32_MAX
                              ? UINT32_MAX
                              : (uint32_t)c->num_redelivered,
+      .stream_last_seq = s->last_seq,
   };
+  if (prev != NULL)
+    cur.stream_added = sat_sub(s->last_seq, prev->stream_last_seq);
   account_interval(st, prev, &cur, c, now_ns);
   account_loss(st, prev, &cur, s->first_seq, c->filtered);
   note_unstored(st, c, s);

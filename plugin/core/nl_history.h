@@ -37,6 +37,10 @@ typedef struct {
   bool beyond_expiry;
   bool floor_moved;
   bool acked; /* ack_floor.last_active advanced in the interval. */
+  uint64_t stream_last_seq; /* The stream's last sequence at this poll. */
+  /* Sequences the stream added in the interval that ended at this sample
+   * (0 without a poll before, or when the stream went back). */
+  uint64_t stream_added;
 } nl_sample;
 
 /* What the history keeps of every poll, the latest included: the fields

@@ -417,6 +417,34 @@ static int read_links(json_object *item, json_object *cfg, nl_stream_snap *s) {
   return 0;
 }
 
+/* Calls keep(key, value, ud) for each "nats_lens." entry of the
+ * config.metadata object of cfg (nats-server 2.10 and later) whose value is
+ * a string. The keeper drops entries past NL_META_MAX or longer than
+ * NL_META_LEN_MAX. */
+static void read_metadata(json_object *cfg,
+                          int (*keep)(void *ud, const char *key,
+                                      const char *value),
+                          void *ud) {
+  json_object *meta = member(cfg, "metadata", json_type_object);
+  if (meta == NULL)
+    return;
+  json_object_object_foreach(meta, key, val) {
+    if (strncmp(key, "nats_lens.", 10) != 0 ||
+        !json_object_is_type(val, json_type_string))
+      continue;
+    /* A failure (full, too long, no memory) drops just this entry. */
+    (void)keep(ud, key, json_object_get_string(val));
+  }
+}
+
+static int keep_stream_meta(void *ud, const char *key, const char *value) {
+  return nl_stream_snap_set_meta(ud, key, value);
+}
+
+static int keep_consumer_meta(void *ud, const char *key, const char *value) {
+  return nl_consumer_snap_set_meta(ud, key, value);
+}
+
 /* Reads one stream item into s. Returns 0, or -1 when it lacks a usable
  * name. */
 static int read_stream(json_object *item, nl_stream_snap *s) {
@@ -435,6 +463,9 @@ static int read_stream(json_object *item, nl_stream_snap *s) {
   s->max_msgs = get_i64(cfg, "max_msgs", -1);
   s->max_bytes = get_i64(cfg, "max_bytes", -1);
   s->max_age_ns = get_i64(cfg, "max_age", 0);
+  s->max_msgs_per_subject = get_i64(cfg, "max_msgs_per_subject", -1);
+  s->allow_msg_ttl = get_bool(cfg, "allow_msg_ttl");
+  s->allow_msg_schedules = get_bool(cfg, "allow_msg_schedules");
   s->replicas = (int)get_i64(cfg, "num_replicas", 1);
   s->msgs = get_u64(st, "messages", 0);
   s->bytes = get_u64(st, "bytes", 0);
@@ -442,6 +473,12 @@ static int read_stream(json_object *item, nl_stream_snap *s) {
   s->last_seq = get_u64(st, "last_seq", 0);
   s->num_deleted = get_u64(st, "num_deleted", 0);
   s->consumer_count = get_u64(st, "consumer_count", 0);
+  s->discard_new_per_subject = get_bool(cfg, "discard_new_per_subject");
+  s->num_subjects = get_u64(st, "num_subjects", 0);
+  s->last_ts_ns = get_time(st, "last_ts");
+  read_metadata(cfg, keep_stream_meta, s);
+  const char *storage = get_str(cfg, "storage");
+  s->memory_storage = storage != NULL && strcmp(storage, "memory") == 0;
   /* Only clustered servers name a cluster in the item. */
   const char *cluster =
       get_str(member(item, "cluster", json_type_object), "name");
@@ -450,7 +487,6 @@ static int read_stream(json_object *item, nl_stream_snap *s) {
     return -1;
   s->created_ns = get_time(item, "created");
   s->first_ts_ns = get_time(st, "first_ts");
-  s->last_ts_ns = get_time(st, "last_ts");
   uint64_t first = get_u64(cfg, "first_seq", 0);
   s->start_seq = first > 0 ? first - 1 : 0;
   if (read_links(item, cfg, s) != 0)
@@ -503,22 +539,6 @@ int nl_parse_stream_list(const char *json, size_t len, nl_snapshot_set *set,
   return NL_PARSE_OK;
 }
 
-/* Keeps the "nats_lens." entries of the consumer's config.metadata object
- * (nats-server 2.10 and later) whose value is a string. Entries past
- * NL_META_MAX or longer than NL_META_LEN_MAX are dropped. */
-static void read_metadata(json_object *cfg, nl_consumer_snap *c) {
-  json_object *meta = member(cfg, "metadata", json_type_object);
-  if (meta == NULL)
-    return;
-  json_object_object_foreach(meta, key, val) {
-    if (strncmp(key, "nats_lens.", 10) != 0 ||
-        !json_object_is_type(val, json_type_string))
-      continue;
-    /* A failure (full, too long, no memory) drops just this entry. */
-    (void)nl_consumer_snap_set_meta(c, key, json_object_get_string(val));
-  }
-}
-
 /* Reads one consumer item into c. Returns 0, or -1 when it lacks a usable
  * name or state (an offline placeholder, or a malformed entry). */
 static int read_consumer(json_object *item, const char *stream,
@@ -549,7 +569,9 @@ static int read_consumer(json_object *item, const char *stream,
   if (c->idle_heartbeat_ns < 0)
     c->idle_heartbeat_ns = 0;
   c->flow_control = get_bool(cfg, "flow_control");
-  read_metadata(cfg, c);
+  const char *priority = get_str(cfg, "priority_policy");
+  c->pinned_client = priority != NULL && strcmp(priority, "pinned_client") == 0;
+  read_metadata(cfg, keep_consumer_meta, c);
   c->max_deliver = get_i64(cfg, "max_deliver", -1);
   c->max_ack_pending = get_i64(cfg, "max_ack_pending", -1);
   const char *filter = get_str(cfg, "filter_subject");
@@ -575,6 +597,10 @@ static int read_consumer(json_object *item, const char *stream,
   c->num_redelivered = get_u64(item, "num_redelivered", 0);
   c->num_waiting = get_u64(item, "num_waiting", 0);
   c->num_pending = get_u64(item, "num_pending", 0);
+  c->num_replicas = (int)get_i64(cfg, "num_replicas", 0);
+  if (c->num_replicas < 0 || c->num_replicas > 1000)
+    c->num_replicas = 0;
+  c->mem_storage = get_bool(cfg, "mem_storage");
   c->paused = get_bool(item, "paused");
   c->pause_remaining_ns = c->paused ? get_i64(item, "pause_remaining", 0) : 0;
   return 0;

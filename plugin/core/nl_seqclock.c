@@ -44,3 +44,19 @@ bool nl_seqclock_age(const nl_seqclock *c, uint64_t seq, int64_t now_ns,
   *age_s = now_ns > seen_ns ? (double)(now_ns - seen_ns) / 1e9 : 0;
   return true;
 }
+
+bool nl_seqclock_stored_after(const nl_seqclock *c, uint64_t seq,
+                              int64_t *t_ns) {
+  if (c->n > 0 && c->latest_seq < seq) {
+    *t_ns = c->latest_ns;
+    return true;
+  }
+  for (unsigned i = c->n; i > 0; i--) {
+    unsigned k = ring_index(c, i - 1);
+    if (c->seq[k] < seq) {
+      *t_ns = c->t_ns[k];
+      return true;
+    }
+  }
+  return false;
+}

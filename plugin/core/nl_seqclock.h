@@ -34,4 +34,11 @@ void nl_seqclock_add(nl_seqclock *c, int64_t now_ns, uint64_t last_seq,
 bool nl_seqclock_age(const nl_seqclock *c, uint64_t seq, int64_t now_ns,
                      double *age_s);
 
+/* Sets *t_ns to the latest poll held at which message seq was not stored
+ * yet (the last sequence was below it) and returns true: the message is
+ * younger than that poll. Returns false when no poll held saw the stream
+ * before seq. */
+bool nl_seqclock_stored_after(const nl_seqclock *c, uint64_t seq,
+                              int64_t *t_ns);
+
 #endif

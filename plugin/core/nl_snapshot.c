@@ -7,12 +7,60 @@
 #include <string.h>
 #include <sys/mman.h>
 
+void nl_meta_free(nl_meta *meta, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(meta[i].key);
+    free(meta[i].value);
+  }
+  free(meta);
+}
+
+/* The value of key among the n entries of meta, or NULL. */
+static const char *meta_get(const nl_meta *meta, size_t n, const char *key) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(meta[i].key, key) == 0)
+      return meta[i].value;
+  return NULL;
+}
+
+/* Sets key to value (both copied) among the *n entries of *meta, replacing
+ * an entry with the same key. Returns 0, or -1 when NL_META_MAX entries are
+ * held, a string is longer than NL_META_LEN_MAX or memory runs out. */
+static int meta_set(nl_meta **meta, size_t *n, const char *key,
+                    const char *value) {
+  if (strlen(key) > NL_META_LEN_MAX || strlen(value) > NL_META_LEN_MAX)
+    return -1;
+  char *v = strdup(value);
+  if (v == NULL)
+    return -1;
+  for (size_t i = 0; i < *n; i++) {
+    if (strcmp((*meta)[i].key, key) == 0) {
+      free((*meta)[i].value);
+      (*meta)[i].value = v;
+      return 0;
+    }
+  }
+  char *k = strdup(key);
+  nl_meta *m = *n < NL_META_MAX && k != NULL
+                   ? realloc(*meta, (*n + 1) * sizeof(*m))
+                   : NULL;
+  if (m == NULL) {
+    free(k);
+    free(v);
+    return -1;
+  }
+  *meta = m;
+  (*meta)[(*n)++] = (nl_meta){k, v};
+  return 0;
+}
+
 void nl_stream_snap_clear(nl_stream_snap *s) {
   free(s->name);
   for (size_t i = 0; i < s->n_subjects; i++)
     free(s->subjects[i]);
   free(s->subjects);
   free(s->cluster);
+  nl_meta_free(s->meta, s->n_meta);
   for (size_t i = 0; i < s->n_links; i++)
     free(s->links[i].name);
   free(s->links);
@@ -22,47 +70,26 @@ void nl_stream_snap_clear(nl_stream_snap *s) {
 void nl_consumer_snap_clear(nl_consumer_snap *c) {
   free(c->stream);
   free(c->name);
-  for (size_t i = 0; i < c->n_meta; i++) {
-    free(c->meta[i].key);
-    free(c->meta[i].value);
-  }
-  free(c->meta);
+  nl_meta_free(c->meta, c->n_meta);
   memset(c, 0, sizeof(*c));
 }
 
 const char *nl_consumer_snap_meta(const nl_consumer_snap *c, const char *key) {
-  for (size_t i = 0; i < c->n_meta; i++)
-    if (strcmp(c->meta[i].key, key) == 0)
-      return c->meta[i].value;
-  return NULL;
+  return meta_get(c->meta, c->n_meta, key);
 }
 
 int nl_consumer_snap_set_meta(nl_consumer_snap *c, const char *key,
                               const char *value) {
-  if (strlen(key) > NL_META_LEN_MAX || strlen(value) > NL_META_LEN_MAX)
-    return -1;
-  char *v = strdup(value);
-  if (v == NULL)
-    return -1;
-  for (size_t i = 0; i < c->n_meta; i++) {
-    if (strcmp(c->meta[i].key, key) == 0) {
-      free(c->meta[i].value);
-      c->meta[i].value = v;
-      return 0;
-    }
-  }
-  char *k = strdup(key);
-  nl_meta *m = c->n_meta < NL_META_MAX && k != NULL
-                   ? realloc(c->meta, (c->n_meta + 1) * sizeof(*m))
-                   : NULL;
-  if (m == NULL) {
-    free(k);
-    free(v);
-    return -1;
-  }
-  c->meta = m;
-  c->meta[c->n_meta++] = (nl_meta){k, v};
-  return 0;
+  return meta_set(&c->meta, &c->n_meta, key, value);
+}
+
+const char *nl_stream_snap_meta(const nl_stream_snap *s, const char *key) {
+  return meta_get(s->meta, s->n_meta, key);
+}
+
+int nl_stream_snap_set_meta(nl_stream_snap *s, const char *key,
+                            const char *value) {
+  return meta_set(&s->meta, &s->n_meta, key, value);
 }
 
 int64_t nl_consumer_redelivery_delay_ns(const nl_consumer_snap *c) {
@@ -100,10 +127,16 @@ uint64_t nl_config_key(const nl_consumer_snap *c, int64_t created_ns,
   h = fnv_i64(h, s->max_msgs);
   h = fnv_i64(h, s->max_bytes);
   h = fnv_i64(h, s->max_age_ns);
+  h = fnv_i64(h, s->max_msgs_per_subject);
+  h = fnv_i64(h, s->allow_msg_ttl);
+  h = fnv_i64(h, s->allow_msg_schedules);
   h = fnv_i64(h, s->replicas);
   h = fnv_i64(h, s->cluster != NULL);
   for (size_t i = 0; i < s->n_subjects; i++)
     h = fnv_str(h, s->subjects[i]);
+  h = fnv_i64(h, s->discard_new_per_subject);
+  for (size_t i = 0; i < s->n_meta; i++)
+    h = fnv_str(fnv_str(h, s->meta[i].key), s->meta[i].value);
   h = fnv_i64(h, s->is_mirror);
   for (size_t i = 0; i < s->n_links; i++)
     h = fnv_i64(h, (int64_t)s->links[i].key);
@@ -122,7 +155,10 @@ uint64_t nl_config_key(const nl_consumer_snap *c, int64_t created_ns,
                    c->durable,
                    c->has_deliver_group,
                    c->idle_heartbeat_ns,
-                   c->flow_control};
+                   c->flow_control,
+                   c->pinned_client,
+                   c->num_replicas,
+                   c->mem_storage};
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
       h = fnv_i64(h, v[i]);
     for (size_t i = 0; i < c->n_meta; i++)

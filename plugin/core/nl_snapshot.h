@@ -59,6 +59,7 @@ typedef struct {
   /* The error's description, printable ASCII only, "" when none. */
   char error[NL_SOURCE_ERROR_MAX];
 } nl_source_link;
+struct nl_meta;
 
 typedef struct {
   char *name;
@@ -67,6 +68,16 @@ typedef struct {
   int64_t max_msgs;  /* -1 or 0: unlimited */
   int64_t max_bytes; /* -1 or 0: unlimited */
   int64_t max_age_ns;
+  int64_t max_msgs_per_subject; /* -1 or 0: unlimited */
+  /* nats-server 2.11+: a message may carry its own TTL (header Nats-TTL)
+   * and leave the stream when it runs out ("allow_msg_ttl", which
+   * "subject_delete_marker_ttl" also turns on). */
+  bool allow_msg_ttl;
+  /* nats-server 2.12+: a message published with a Nats-Schedule header is
+   * kept on its schedule subject until it fires; then the server stores a
+   * new message on the schedule's target subject and purges the schedule
+   * subject ("allow_msg_schedules"). */
+  bool allow_msg_schedules;
   int replicas;
   uint64_t msgs;
   uint64_t bytes;
@@ -87,13 +98,26 @@ typedef struct {
    * the consumers this server leads, and so that none of its consumers is
    * taken for deleted; its stream-level classes are its leader's to judge. */
   bool elsewhere;
-  /* The stream's creation time ("created"), the times of its oldest and
-   * newest messages ("state.first_ts", "state.last_ts"), and the sequence
-   * a new stream starts after (config "first_seq" less one, nats-server
-   * 2.10+; 0 otherwise). All 0 when absent. */
+  /* Whether discard new applies to the per-subject limit too
+   * (discard_new_per_subject). */
+  bool discard_new_per_subject;
+  /* The subjects the stream holds messages of (state.num_subjects). */
+  uint64_t num_subjects;
+  /* When the stream last stored a message (state.last_ts, server clock);
+   * 0 when it never did. */
+  int64_t last_ts_ns;
+  /* nats_lens.* metadata of the stream (nats-server 2.10+), or set from
+   * the plugin's StreamDeclaration option; owned. */
+  struct nl_meta *meta;
+  size_t n_meta;
+  /* Storage "memory" (config.storage); file otherwise. */
+  bool memory_storage;
+  /* The stream's creation time ("created"), the time of its oldest message
+   * ("state.first_ts"; the newest is last_ts_ns), and the sequence a new
+   * stream starts after (config "first_seq" less one, nats-server 2.10+; 0
+   * otherwise). All 0 when absent. */
   int64_t created_ns;
   int64_t first_ts_ns;
-  int64_t last_ts_ns;
   uint64_t start_seq;
   /* Where it copies messages from (owned, at most NL_LINKS_MAX): its mirror
    * (is_mirror, one link) or its sources; none for an ordinary stream. */
@@ -108,9 +132,9 @@ typedef struct {
 /* Most stream subjects kept from one item; the rest are dropped. */
 #define NL_SUBJECTS_MAX 256
 
-/* One declaration from a consumer's metadata (only keys starting with
- * "nats_lens." are kept; both strings owned). */
-typedef struct {
+/* One declaration from a consumer's or a stream's metadata (only keys
+ * starting with "nats_lens." are kept; both strings owned). */
+typedef struct nl_meta {
   char *key;
   char *value;
 } nl_meta;
@@ -140,6 +164,10 @@ typedef struct {
   size_t backoff_steps;      /* Entries of config.backoff. */
   int64_t idle_heartbeat_ns; /* Push heartbeat; 0 when off. */
   bool flow_control;
+  /* priority_policy "pinned_client" (nats-server 2.11+): the server
+   * delivers to one client of the priority group at a time, the pinned
+   * one; the pull requests of the others wait and receive nothing. */
+  bool pinned_client;
   nl_meta *meta; /* nats_lens.* metadata (nats-server 2.10+), owned. */
   size_t n_meta;
   /* State. */
@@ -158,6 +186,10 @@ typedef struct {
    * operator's choice, so the consumer is not stalled. */
   bool paused;
   int64_t pause_remaining_ns;
+  /* Replicas asked for (config.num_replicas: 0 inherits the stream's),
+   * and whether its state is kept in memory (config.mem_storage). */
+  int num_replicas;
+  bool mem_storage;
 } nl_consumer_snap;
 
 /* A consumer by name (both owned), for the consumers a server stores a
@@ -233,8 +265,16 @@ void nl_consumer_snap_clear(nl_consumer_snap *c);
 int nl_consumer_snap_set_meta(nl_consumer_snap *c, const char *key,
                               const char *value);
 
+/* Frees the n metadata entries of meta (keys and values) and the array. */
+void nl_meta_free(struct nl_meta *meta, size_t n);
+
 /* Returns the value of metadata key of c, or NULL when it is not set. */
 const char *nl_consumer_snap_meta(const nl_consumer_snap *c, const char *key);
+
+/* The same for the metadata of stream s. */
+int nl_stream_snap_set_meta(nl_stream_snap *s, const char *key,
+                            const char *value);
+const char *nl_stream_snap_meta(const nl_stream_snap *s, const char *key);
 
 /* Returns the effective redelivery delay of a consumer: the first backoff
  * step when it has one and it is shorter than ack_wait, else ack_wait; at

@@ -187,6 +187,9 @@ void nl_instance_free(void *arg) {
   free(inst->tls_cert);
   free(inst->tls_key);
   free(inst->inbox_prefix);
+  for (size_t i = 0; i < inst->n_stream_decls; i++)
+    nl_expect_spec_free(&inst->stream_decls[i]);
+  free(inst->stream_decls);
   free(inst);
 }
 
@@ -380,6 +383,56 @@ static int config_values_limit(oconfig_item_t *ci, nl_instance *inst) {
   return 0;
 }
 
+/* Reads StreamDeclaration "PATTERN" "KEY" "VALUE": a stream declaration
+ * (nl_expect.h) for the streams matching PATTERN, as if their metadata
+ * held nats_lens.KEY=VALUE. An unknown key is logged and ignored (a later
+ * version may know it); a value that cannot be read is an error. */
+static int config_stream_declaration(oconfig_item_t *ci, nl_instance *inst) {
+  if (ci->values_num != 3 || ci->values[0].type != OCONFIG_TYPE_STRING ||
+      ci->values[1].type != OCONFIG_TYPE_STRING ||
+      ci->values[2].type != OCONFIG_TYPE_STRING) {
+    ERROR(LOG_PREFIX "Instance \"%s\": StreamDeclaration needs three "
+                     "strings: a stream pattern, a key and a value (for "
+                     "example \"AUDIT_*\" \"full_ok\" \"true\").",
+          inst->name);
+    return -1;
+  }
+  const char *glob = ci->values[0].value.string;
+  const char *key = ci->values[1].value.string;
+  const char *value = ci->values[2].value.string;
+  if (strncmp(key, NL_EXPECT_PREFIX, strlen(NL_EXPECT_PREFIX)) == 0)
+    key += strlen(NL_EXPECT_PREFIX);
+  if (!nl_expect_stream_key_known(key)) {
+    WARNING(LOG_PREFIX "Instance \"%s\": StreamDeclaration \"%s\": unknown "
+                       "key \"%s\" ignored (known: full_ok).",
+            inst->name, glob, key);
+    return 0;
+  }
+  char why[160];
+  if (glob[0] == '\0' || strlen(value) > NL_META_LEN_MAX ||
+      nl_expect_stream_check_value(key, value, why, sizeof(why)) != 0) {
+    ERROR(LOG_PREFIX "Instance \"%s\": StreamDeclaration \"%s\" \"%s\": %s.",
+          inst->name, glob, key,
+          glob[0] == '\0'                   ? "the stream pattern is empty"
+          : strlen(value) > NL_META_LEN_MAX ? "the value is too long"
+                                            : why);
+    return -1;
+  }
+  nl_expect_spec *grown =
+      realloc(inst->stream_decls, (inst->n_stream_decls + 1) * sizeof(*grown));
+  if (grown == NULL)
+    return -1;
+  inst->stream_decls = grown;
+  nl_expect_spec *d = &inst->stream_decls[inst->n_stream_decls];
+  *d = (nl_expect_spec){strdup(glob), NULL, strdup(key), strdup(value)};
+  if (d->stream_glob == NULL || d->key == NULL || d->value == NULL) {
+    nl_expect_spec_free(d);
+    return -1;
+  }
+  inst->n_stream_decls++;
+  return 0;
+}
+
 /* Parses the options of one Instance block into inst. */
 static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
   int status = 0;
@@ -394,6 +447,8 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
     else if (strcasecmp("ExcludeStream", key) == 0)
       status =
           config_append(child, &inst->select.exclude, &inst->select.n_exclude);
+    else if (strcasecmp("StreamDeclaration", key) == 0)
+      status = config_stream_declaration(child, inst);
     else if (strcasecmp("SystemAccount", key) == 0)
       status = cf_util_get_boolean(child, &inst->system_account);
     else if (strcasecmp("Scope", key) == 0)

@@ -247,10 +247,11 @@ static void send_transition(const read_ctx *rc, const char *stream,
      * many whole evidence items as collectd's 256-byte message limit
      * leaves room for (", ..." when some are left out; all of them are in
      * the meta fields). */
-    int n =
-        snprintf(msg, sizeof(msg), "%s %s%s%s%s%s: fix: %s; ",
-                 nl_class_name(f->cls), consumer[0] ? "" : "stream ", stream,
-                 consumer[0] ? "/" : "", consumer, in_account, f->fix_command);
+    int n = snprintf(msg, sizeof(msg), "%s %s%s%s%s%s: fix: %s; ",
+                     nl_class_name(f->cls), consumer[0] ? "" : "stream ",
+                     stream, consumer[0] ? "/" : "", consumer, in_account,
+                     f->fix_command[0] ? f->fix_command
+                                       : "no command, see the recommendation");
     if (n > 0 && (size_t)n < sizeof(msg))
       nl_finding_format_evidence(f, msg + n, sizeof(msg) - (size_t)n);
   } else
@@ -308,6 +309,22 @@ static bool taken_over(const read_ctx *rc, const char *stream,
   cdtime_t interval = inst->interval ? inst->interval : plugin_get_interval();
   return first > inst->first_poll_ns && created > 0 &&
          created < first - 2 * (int64_t)CDTIME_T_TO_NS(interval);
+}
+
+/* The engine's declaration sink (called under engine_lock, once per
+ * unreadable declaration): one warning in collectd's log saying what
+ * cannot be read and how to write it. The value and the names come from
+ * the server: printable only. */
+static void sink_declaration(void *ud, const char *stream, const char *consumer,
+                             const nl_finding *f) {
+  const read_ctx *rc = ud;
+  char msg[NL_TEXT_MAX + NL_FIX_MAX + 2 * NL_NAME_MAX + 128];
+  snprintf(msg, sizeof(msg), "Instance \"%s\"%s%s: consumer %s/%s: %s; fix: %s",
+           rc->inst->name, rc->inst->account ? ", account " : "",
+           rc->inst->account ? rc->inst->account : "", stream, consumer,
+           f->description, f->fix_command);
+  nl_printable(msg, false, msg, sizeof(msg));
+  WARNING(LOG_PREFIX "%s", msg);
 }
 
 /* The engine's transition sink (called under engine_lock): counts an
@@ -472,7 +489,7 @@ static void refresh_created(nl_instance *inst, const char *stream,
     transition_list held = {0};
     read_ctx rc = nl_read_start(inst);
     rc.held = &held;
-    nl_engine_sink sink = {NULL, NULL, sink_transition};
+    nl_engine_sink sink = {.transition = sink_transition};
     pthread_mutex_lock(&inst->engine_lock);
     nl_http_lock(instance_http(inst));
     nl_engine_created(inst->engine, &set, (int64_t)CDTIME_T_TO_NS(rc.time),
@@ -550,7 +567,7 @@ void nl_refresh_pending(void *ud) {
 
 void nl_feed_advisories(void *ud, const nl_advisory *a, size_t n) {
   nl_instance *inst = ud;
-  nl_engine_sink sink = {NULL, NULL, sink_transition};
+  nl_engine_sink sink = {.transition = sink_transition};
   transition_list held = {0};
   read_ctx rc = nl_read_start(inst);
   rc.held = &held;
@@ -616,10 +633,12 @@ int nl_poll_outcome(nl_instance *inst, read_ctx *rc, int status,
   return 0;
 }
 
-size_t nl_apply_poll(nl_instance *inst, read_ctx *rc,
-                     const nl_snapshot_set *set, uint64_t *onsets,
-                     uint64_t *contradicted) {
-  nl_engine_sink sink = {sink_consumer, sink_stream, sink_transition};
+size_t nl_apply_poll(nl_instance *inst, read_ctx *rc, nl_snapshot_set *set,
+                     uint64_t *onsets, uint64_t *contradicted) {
+  const nl_instance *top = inst->parent != NULL ? inst->parent : inst;
+  nl_expect_apply_streams(top->stream_decls, top->n_stream_decls, set);
+  nl_engine_sink sink = {sink_consumer, sink_stream, sink_transition,
+                         sink_declaration};
   int64_t now_ns = (int64_t)CDTIME_T_TO_NS(rc->time);
   transition_list held = {0};
   read_ctx arc = *rc;

@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 
 #include "core/nl_engine.h"
+#include "core/nl_expect.h"
 #include "core/nl_health.h"
 #include "core/nl_jsz.h"
 #include "core/nl_onset_rate.h"
@@ -161,6 +162,11 @@ struct nl_instance {
   char *account;
   char *account_id;
   bool owns_transport;
+  /* StreamDeclaration: declarations applied to the streams they name as
+   * their nats_lens.* metadata at each poll (owned by the instance; an
+   * account instance uses its parent's). */
+  nl_expect_spec *stream_decls;
+  size_t n_stream_decls;
 };
 
 /* An AccountAdvisories entry: the account's name and a connection with
@@ -205,15 +211,15 @@ typedef struct {
 } read_ctx;
 
 /* Applies one poll's snapshots (set, taken at rc's time) to inst, an
- * instance or an account instance: through the engine (values and
+ * instance or an account instance: the StreamDeclaration options to its
+ * streams, then through the engine (values and
  * transitions), then the REST API's documents, the notifications and
  * health events of the transitions, and the summary when one is due.
  * Returns how many consumers the engine kept unlisted (unobservable this
  * poll), and sets *onsets (findings started in the last hour) and
  * *contradicted (advisory claims the polls refuted). */
-size_t nl_apply_poll(nl_instance *inst, read_ctx *rc,
-                     const nl_snapshot_set *set, uint64_t *onsets,
-                     uint64_t *contradicted);
+size_t nl_apply_poll(nl_instance *inst, read_ctx *rc, nl_snapshot_set *set,
+                     uint64_t *onsets, uint64_t *contradicted);
 
 /* Feeds advisories into the engine, on the advisory thread or from the
  * poll's drain: under the engine lock, with the findings they

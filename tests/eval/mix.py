@@ -238,6 +238,29 @@ def patterns(langs):
                      [pub("pub", "m_miro.x", 10),
                       work("w", "M_MIRROR", "c", "--workers", "2")],
                      cleanup=["M_MIRO", "M_MIRSRC"]))
+    # Streams with discard new (PUBLISH_REJECTED's look-alikes): a work
+    # queue that its workers keep below its limit; a write-once stream
+    # (one message per subject, a second refused by design); and a stream
+    # declared full by design (eval's collectd config: StreamDeclaration
+    # "M_FULLOK" "full_ok" "true") whose publisher goes on after refusals.
+    P.append(steady("WQNEW", "c", "work queue with discard new (max_msgs "
+                    "200), 4 workers keeping it below its limit",
+                    ["--retention", "workqueue", "--discard", "new",
+                     "--max-msgs", "200"], ["--ack-wait", "30"], 20,
+                    "--workers", "4", "--process-ms", "20"))
+    P.append(pattern("WONCE", "c", "write-once stream (max_msgs_per_subject "
+                     "1, discard new per subject): the first publish to its "
+                     "subject taken, each later one refused by design",
+                     [st("WONCE", "--discard", "new", "--max-msgs-per-subject",
+                         "1", "--discard-per-subject")],
+                     [pub("pub", s("WONCE"), 1, "--keep-going")],
+                     polled=False))
+    P.append(pattern("FULLOK", "c", "discard new at max_msgs 100, declared "
+                     "full by design, a publisher at 5 msg/s going on after "
+                     "refusals",
+                     [st("FULLOK", "--discard", "new", "--max-msgs", "100")],
+                     [pub("pub", s("FULLOK"), 5, "--keep-going")],
+                     polled=False))
     P.append(pattern("MIRIDLE", "c", "an idle origin with a mirror and a "
                      "sourced stream: nothing new to take",
                      [st("MIRIDLE"), tool("publish", s("MIRIDLE"), "--count",

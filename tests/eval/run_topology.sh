@@ -64,9 +64,11 @@ for u in "${urls[@]}"; do
 done
 # Every poll reply goes to the poll log, to which eval.py applies the
 # research monitor's conditions (tests/eval/reference.py).
+# The production mix's stream declared full by design (tests/eval/mix.py).
 block="$block
   Timeout $timeout
   PollLog \"$NL_TMP/polls.jsonl\"
+  StreamDeclaration \"M_FULLOK\" \"full_ok\" \"true\"
 </Instance>"
 nl_start_collectd "$block" "$INTERVAL" || exit 1
 

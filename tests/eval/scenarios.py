@@ -24,12 +24,14 @@ SHORT = {"ACK_WAIT_VIOLATION": "AW", "SEQUENCE_GAP": "GAP",
          "ACK_ALL_PARALLEL": "AAP", "RETENTION_RISK": "RR",
          "ACK_NONE_CONSUMER": "ANC", "INTEREST_NO_CONSUMERS": "INC",
          "PUSH_UNBOUND": "PU", "STREAM_SINGLE_REPLICA": "SR1",
-         "CONSUMER_UNOBSERVABLE": "UO", "SOURCE_STALLED": "SS"}
+         "CONSUMER_UNOBSERVABLE": "UO", "PUBLISH_REJECTED": "PR",
+         "CONSUMER_SINGLE_REPLICA": "CR1", "SOURCE_STALLED": "SS"}
 
 # The classes beyond the five (docs/detectors.md), in table order.
 EXT_CLASSES = ["MAX_DELIVER_EXHAUSTED", "ACK_ALL_PARALLEL", "RETENTION_RISK",
                "ACK_NONE_CONSUMER", "INTEREST_NO_CONSUMERS", "PUSH_UNBOUND",
                "STREAM_SINGLE_REPLICA", "CONSUMER_UNOBSERVABLE",
+               "PUBLISH_REJECTED", "CONSUMER_SINGLE_REPLICA",
                "SOURCE_STALLED"]
 ALL_CLASSES = CLASSES + EXT_CLASSES
 # Faults made by the consuming application: one row per injector language.
@@ -38,12 +40,14 @@ ALL_CLASSES = CLASSES + EXT_CLASSES
 EXT_CLIENT = ("MAX_DELIVER_EXHAUSTED", "ACK_ALL_PARALLEL", "RETENTION_RISK")
 # Only on the 3-node cluster; CONSUMER_UNOBSERVABLE kills a node, so its
 # cases run alone.
-CLUSTER_ONLY = ("STREAM_SINGLE_REPLICA", "CONSUMER_UNOBSERVABLE")
+CLUSTER_ONLY = ("STREAM_SINGLE_REPLICA", "CONSUMER_UNOBSERVABLE",
+                "CONSUMER_SINGLE_REPLICA")
 NODE_KILL = ("CONSUMER_UNOBSERVABLE",)
 # Classes about a stream: no consumer in the notification, the health event
 # or the CSV value (nats_lens_<class> without a type instance).
 STREAM_CLASSES = ("INTEREST_NO_CONSUMERS", "STREAM_SINGLE_REPLICA",
-                  "CONSUMER_UNOBSERVABLE", "SOURCE_STALLED")
+                  "CONSUMER_UNOBSERVABLE", "PUBLISH_REJECTED",
+                  "SOURCE_STALLED")
 # Notifications about the plugin's view, not about a delivery fault: never
 # counted as another class unless the case expects them.
 OPERATIONAL = ("CONSUMER_UNOBSERVABLE",)
@@ -51,7 +55,8 @@ OPERATIONAL = ("CONSUMER_UNOBSERVABLE",)
 # $JS.EVENT.ADVISORY.CONSUMER.) whose arrival can raise the class between
 # polls.
 ADVISORY_OF = {"MAX_DELIVER_EXHAUSTED": "MAX_DELIVERIES",
-               "ACK_NONE_CONSUMER": "CREATED", "NAK_STORM": "MSG_NAKED"}
+               "ACK_NONE_CONSUMER": "CREATED", "NAK_STORM": "MSG_NAKED",
+               "CONSUMER_SINGLE_REPLICA": "CREATED"}
 
 # The published numbers of the research monitor (3 s poll interval, 200
 # rounds per class): detection latency P50 in ms.
@@ -453,6 +458,37 @@ def ext_case(cls, lang, rnd, d, replicas, tag="X"):
                     "STREAM_SINGLE_REPLICA on this R1 stream is right and "
                     "not counted",
                     trace=False, allowed=["STREAM_SINGLE_REPLICA"])
+    if cls == "PUBLISH_REJECTED":
+        # A publisher at 5 msg/s (going on after refusals, as one that does
+        # not check its acknowledgements) fills a discard-new stream of 20
+        # messages in 4 s; every later publish is refused. The fix is the
+        # printed one: max_msgs raised (here far enough that the publisher
+        # does not fill it again within the round).
+        return Case(name, stream, c, lang, cls, None,
+                    [tool(*st + ["--discard", "new", "--max-msgs", "20"])],
+                    [bg("pub", "publish", subj, "--count",
+                        str(5 * (int(dur) + 60)), "--rate", "5",
+                        "--keep-going")],
+                    [tool("stream-edit", stream, "--max-msgs", "1000000")],
+                    note="discard new, max_msgs 20; a publisher at 5 msg/s "
+                    "fills it and goes on after each refusal; fix: max_msgs "
+                    "raised (nats stream edit --max-msgs)",
+                    polled=("nats_lens_seq", "last"), trace=False)
+    if cls == "CONSUMER_SINGLE_REPLICA":
+        # A durable consumer of one replica created on the 3-replica
+        # stream while the plugin runs (its CREATED advisory); the fix is
+        # the printed one: the stream's replicas.
+        return Case(name, stream, c, lang, cls, None,
+                    [tool(*st), tool("publish", subj, "--count", "10")],
+                    [tool("consumer-create", stream, c, "--ack-wait", "30",
+                          "--replicas", "1")],
+                    [tool("consumer-edit", stream, c, "--replicas",
+                          str(replicas))],
+                    note="durable consumer created with 1 replica on a "
+                    "stream of %d while the plugin runs; fix: its replicas "
+                    "set to the stream's (consumer edit --replicas)"
+                    % replicas,
+                    polled=("nats_lens_seq", "last"), trace=False)
     if cls == "SOURCE_STALLED":
         # A mirror of an origin of 20 messages; the origin is deleted,
         # created again and given 10 new messages, all below the mirror's
@@ -595,5 +631,19 @@ def boundary_cases(d, replicas, lang="c", tag="B"):
                 (4 * max(2, int(d)) + 2) * 1000),
             "--in-progress", "--progress-ms", "500")],
        "long tasks that send in-progress acks: healthy")
+    mk("EPHEMERAL_R1", None, None,
+       [sa(), cc("--ack-wait", "30"),
+        lambda s, st: tool("request", "$JS.API.CONSUMER.CREATE." + s,
+                           '{"stream_name":"%s","config":{"deliver_subject":'
+                           '"dlv.%s","deliver_policy":"all","ack_policy":'
+                           '"none","flow_control":true,"idle_heartbeat":'
+                           '5000000000,"mem_storage":true,"num_replicas":1,'
+                           '"inactive_threshold":300000000000}}' % (s, st))],
+       [bgp("pub", "x", int(5 * (obs + 10)), "--rate", "5"),
+        con("w", "--duration", dur, "--workers", "2")],
+       "on the cluster: a durable that inherits the stream's 3 replicas "
+       "and the ephemeral consumer of an ordered read (ack none, "
+       "mem_storage, one replica): nothing one server's loss erases is "
+       "worth keeping there (CONSUMER_SINGLE_REPLICA must not fire)")
     return cases
 

@@ -328,14 +328,18 @@ for ((i = 0; i < 40; i++)); do # Until the cluster has a meta leader.
 done
 nl_inject "$C1" stream-create C_R1 --subjects 'cr1.>' >/dev/null
 nl_inject "$C1" consumer-create C_R3 c --max-deliver 5 >/dev/null
+nl_inject "$C1" consumer-create C_R3 one --max-deliver 5 --replicas 1 \
+  >/dev/null
 LAST=cluster
 run_check cluster --server "$CURL" --format json
 expect_rc cluster/exit 0
-validate cluster 'warning R1_ON_CLUSTER C_R1/- config'
+validate cluster 'warning R1_ON_CLUSTER C_R1/- config
+warning CONSUMER_SINGLE_REPLICA C_R3/one config'
 run_check single --server "$URL" --format json --stream GOOD \
   "${GOOD_EXPECT[@]}"
 validate single ''
 nl_inject "$C1" stream-create C_R1 --subjects 'cr1.>' --replicas 3 >/dev/null
+nl_inject "$C1" consumer-edit C_R3 one --replicas 3 >/dev/null
 sleep 1
 run_check cluster-fixed --server "$CURL" --format json
 validate cluster-fixed ''

@@ -74,6 +74,12 @@ expect interval-negative "$(inst g "$URL
 Interval -1")" 'Instance "g"' 'option "Interval" is invalid'
 expect factor-huge "$(inst h "$URL
 MissingProgressFactor 1000")" 'Instance "h"' 'option MissingProgressFactor'
+expect declaration-value "$(inst sd1 "$URL
+StreamDeclaration \"AUDIT_*\" \"full_ok\" \"maybe\"")" 'Instance "sd1"' \
+  'StreamDeclaration "AUDIT_*" "full_ok": full_ok needs true or false'
+expect declaration-two-values "$(inst sd2 "$URL
+StreamDeclaration \"AUDIT_*\" \"full_ok\"")" 'Instance "sd2"' \
+  'StreamDeclaration needs three strings'
 expect values-limit-negative "$(inst vl "$URL
 ConsumerValuesLimit -5")" 'Instance "vl"' 'option ConsumerValuesLimit needs a whole number'
 expect threshold-zero "$(inst i "$URL

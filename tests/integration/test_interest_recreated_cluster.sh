@@ -41,9 +41,7 @@ inj consumer-create IR a >/dev/null &&
 }
 POLLS=$NL_TMP/polls.jsonl
 nl_start_collectd "<Instance \"ir\">
-  URL \"nats://127.0.0.1:$(nl_cluster_client 1)\"
-  URL \"nats://127.0.0.1:$(nl_cluster_client 2)\"
-  URL \"nats://127.0.0.1:$(nl_cluster_client 3)\"
+$(nl_cluster_url_lines)
   Timeout 5
   PollLog \"$POLLS\"
 </Instance>" 2 || exit 1

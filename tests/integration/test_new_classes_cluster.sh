@@ -55,9 +55,7 @@ esac
 O=$((L % 3 + 1)) # a node that stays up
 
 nl_start_collectd "<Instance \"nc\">
-  URL \"nats://127.0.0.1:$(nl_cluster_client 1)\"
-  URL \"nats://127.0.0.1:$(nl_cluster_client 2)\"
-  URL \"nats://127.0.0.1:$(nl_cluster_client 3)\"
+$(nl_cluster_url_lines)
   Timeout 5
 </Instance>" "$INTERVAL" || exit 1
 

@@ -11,19 +11,10 @@
 # (NL_SERVER_BUILDS, tests/nats_server.sh).
 set -u
 . "$(dirname "$0")/../nats_server.sh"
-read -r major minor <<<"$(nl_server_version)"
-if [ "${major:-0}" -lt 2 ] || { [ "${major:-0}" -eq 2 ] && [ "${minor:-0}" -lt 11 ]; }; then
-  newer=$(nl_server_build 2.11.10) && export NATS_SERVER=$newer
-fi
+nl_server_at_least 2 11 2.11.10
 . "$(dirname "$0")/../lib.sh"
 nl_begin paused
-read -r major minor <<<"$(nl_server_version)"
-if [ "${major:-0}" -eq 2 ] && [ "${minor:-0}" -lt 11 ]; then
-  nl_fail setup/server "no nats-server 2.11 or later (NATS_SERVER)"
-  nl_end
-  exit
-fi
-nl_pass setup/server "$(nats-server --version)"
+nl_server_check 2 11 || exit 1
 PORT=$(nl_port NL_PORT_PAUSED 14960)
 nl_start_nats "$PORT" || exit 1
 inj() { nl_inject "$PORT" "$@"; }

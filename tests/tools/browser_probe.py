@@ -11,6 +11,8 @@ only (a minimal WebSocket client). Exits 1 when the page never got ready.
 import base64
 import json
 import os
+import shutil
+import signal
 import socket
 import struct
 import subprocess
@@ -114,7 +116,8 @@ def main():
          "--disable-sync", "--no-first-run", "--hide-scrollbars",
          "--remote-debugging-port=0", "--user-data-dir=" + profile,
          "--window-size=%s,%s" % (width, height), "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True)
     try:
         port_file = os.path.join(profile, "DevToolsActivePort")
         for _ in range(150):
@@ -155,12 +158,29 @@ def main():
                 f.write(base64.b64decode(data["data"]))
         return 0
     finally:
-        chromium.terminate()
+        stop(chromium)
+        # Chromium's helper processes may still write into the profile a
+        # moment after the browser exits: their group was stopped, and the
+        # removal is tried again rather than reporting on standard error.
+        for _ in range(10):
+            shutil.rmtree(profile, ignore_errors=True)
+            if not os.path.exists(profile):
+                break
+            time.sleep(0.2)
+
+
+def stop(chromium):
+    """Ends the browser and every process of its session (its renderer and
+    helper processes): politely first, then whatever is left."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(chromium.pid, sig)
+        except ProcessLookupError:
+            pass
         try:
             chromium.wait(10)
         except subprocess.TimeoutExpired:
-            chromium.kill()
-        subprocess.run(["rm", "-rf", profile])
+            pass
 
 
 if __name__ == "__main__":

@@ -44,8 +44,15 @@ static const char *usage_text =
     "      [--storage file|memory] [--cluster NAME]  (placement in that\n"
     "                                     cluster; updates the stream if it\n"
     "                                     exists)\n"
+    "      [--max-msgs-per-subject N] [--allow-msg-ttl]\n"
+    "      [--subject-delete-marker-ttl SECONDS]  (the last two need\n"
+    "                                     nats-server 2.11+)\n"
+    "      [--allow-msg-schedules]        (nats-server 2.12+)\n"
+    "      [--discard old|new] [--discard-per-subject]\n"
+    "      [--metadata KEY=VALUE]...      (nats-server 2.10+; repeatable)\n"
     "  stream-edit NAME [--max-msgs N] [--max-bytes N] [--max-age SECONDS]\n"
-    "      [--replicas N]                 (the others kept, as `nats stream "
+    "      [--replicas N] [--max-msgs-per-subject N] [--discard old|new]\n"
+    "                                     (the others kept, as `nats stream "
     "edit`)\n"
     "  stream-delete NAME\n"
     "  consumer-create STREAM NAME [--filter SUBJ] [--ack explicit|all|none]\n"
@@ -53,21 +60,35 @@ static const char *usage_text =
     "      [--deliver-subject SUBJ] [--deliver-group G] [--backoff s1,s2,...]\n"
     "      [--deliver-policy all|new]     (push with --deliver-subject, else "
     "pull)\n"
+    "      [--metadata KEY=VALUE]...      (nats-server 2.10+; repeatable)\n"
+    "      [--priority-group G --priority-policy overflow|pinned_client|\n"
+    "      prioritized [--priority-timeout SECONDS]]  (pull, 2.11+)\n"
+    "      [--replicas N] [--memory]\n"
     "  consumer-edit STREAM NAME [--ack-wait SECONDS] [--max-ack-pending N]\n"
-    "      [--max-deliver N] [--backoff none|s1,s2,...]  (the others kept, as\n"
+    "      [--max-deliver N] [--backoff none|s1,s2,...] [--replicas N]\n"
+    "                                     (the others kept, as\n"
     "                                     `nats consumer edit`)\n"
+    "      [--metadata KEY=VALUE]...      (sets KEY, the other keys kept)\n"
     "  consumer-delete STREAM NAME\n"
     "  publish SUBJECT --count N [--rate PER_SEC] [--size BYTES]\n"
     "      [--keep-going]                 (a failed publish is counted, not "
     "fatal)\n"
+    "      [--ttl TTL]                    (each message's Nats-TTL header, "
+    "such as 2s)\n"
+    "      [--schedule PATTERN --schedule-target SUBJ]  (Nats-Schedule, such\n"
+    "                                     as \"@at 2025-01-01T00:00:00Z\", "
+    "2.12+)\n"
     "  consume STREAM CONSUMER --duration SECONDS [--mode pull|push]\n"
     "      [--deliver-subject SUBJ] [--queue G] [--batch B] [--workers W]\n"
     "      [--process-ms P] [--process-dist fixed|lognormal]\n"
     "      [--process-sigma S] [--seed N] [--slow-every K --slow-ms P2]\n"
     "      [--stagger-ms MS] [--in-progress [--progress-ms MS]]\n"
-    "      [--nak | --nak-seq-mod K | --no-ack] [--term-seq-mod K]\n"
+    "      [--nak | --nak-seq-mod K | --no-ack] [--term-seq-mod K\n"
+    "      [--term-reason TEXT]]          (+TERM with the reason TEXT)\n"
     "      [--nak-first-delay-ms MS] [--nak-retries N]\n"
     "      [--max-msgs N] [--expires-ms MS] [--verbose]\n"
+    "      [--group G [--min-pending N] [--priority N]]  (pull requests of\n"
+    "      priority group G; each worker sends back the pin id it was given)\n"
     "      (lognormal: each message takes P x exp(S x z) ms, z standard\n"
     "      normal, capped at 20 x P; S default 0.5, N default 1, one "
     "generator\n"
@@ -91,9 +112,17 @@ static const char *usage_text =
     "Exit status: 0 success, 1 request or API error, 2 usage error.\n";
 
 /* Options that never take a value; every other option takes one. */
-static const char *flag_opts[] = {
-    "--in-progress", "--nak",        "--no-ack", "--help",
-    "--verbose",     "--keep-going", NULL};
+static const char *flag_opts[] = {"--in-progress",
+                                  "--nak",
+                                  "--no-ack",
+                                  "--help",
+                                  "--verbose",
+                                  "--keep-going",
+                                  "--allow-msg-ttl",
+                                  "--allow-msg-schedules",
+                                  "--memory",
+                                  "--discard-per-subject",
+                                  NULL};
 
 /* The parsed command line: positionals in order, options by name. */
 static struct {
@@ -400,10 +429,16 @@ static json_object *csv_array(const char *list, bool as_ns) {
   return arr;
 }
 
+/* Sets the --metadata KEY=VALUE options in cfg's metadata (below). */
+static void set_metadata(json_object *cfg);
+
 /* stream-create: creates the stream, or updates it when it already exists. */
 static int cmd_stream_create(void) {
   check_args("--subjects --retention --max-msgs --max-bytes --max-age "
-             "--replicas --storage --cluster",
+             "--replicas --storage --cluster --max-msgs-per-subject "
+             "--allow-msg-ttl --subject-delete-marker-ttl "
+             "--allow-msg-schedules --discard --discard-per-subject "
+             "--metadata",
              2, 2);
   const char *name = args.pos[1];
   const char *subjects = opt_str("--subjects", NULL);
@@ -429,7 +464,28 @@ static int cmd_stream_create(void) {
       cfg, "storage", json_object_new_string(opt_str("--storage", "memory")));
   json_object_object_add(cfg, "num_replicas",
                          json_object_new_int64(opt_ll("--replicas", 1)));
-  json_object_object_add(cfg, "discard", json_object_new_string("old"));
+  json_object_object_add(cfg, "discard",
+                         json_object_new_string(opt_str("--discard", "old")));
+  if (opt_has("--max-msgs-per-subject"))
+    json_object_object_add(
+        cfg, "max_msgs_per_subject",
+        json_object_new_int64(opt_ll("--max-msgs-per-subject", -1)));
+  if (opt_has("--discard-per-subject"))
+    json_object_object_add(cfg, "discard_new_per_subject",
+                           json_object_new_boolean(1));
+  set_metadata(cfg);
+  /* Per-message TTLs and subject delete markers (nats-server 2.11+). */
+  if (opt_has("--allow-msg-ttl"))
+    json_object_object_add(cfg, "allow_msg_ttl", json_object_new_boolean(1));
+  if (opt_has("--subject-delete-marker-ttl"))
+    json_object_object_add(cfg, "subject_delete_marker_ttl",
+                           json_object_new_int64(sec_to_ns(
+                               opt_double("--subject-delete-marker-ttl", 0))));
+  /* Message schedules (nats-server 2.12+; the server turns on roll-ups,
+   * which schedules need). */
+  if (opt_has("--allow-msg-schedules"))
+    json_object_object_add(cfg, "allow_msg_schedules",
+                           json_object_new_boolean(1));
   /* --cluster: the stream's placement, one cluster of a super-cluster. */
   if (opt_has("--cluster")) {
     json_object *pl = json_object_new_object();
@@ -497,11 +553,63 @@ static bool int_differs(json_object *a, json_object *b, const char *key) {
   return jint(a, key, 0) != jint(b, key, 0);
 }
 
+/* Finds the first --metadata KEY=VALUE option at index from or later:
+ * returns its index and sets *key (malloc'd, the caller frees it) and
+ * *value (borrowed), or returns -1 when there is none. Exits 2 on an
+ * option without '=' or with an empty key. */
+static int metadata_opt(int from, char **key, const char **value) {
+  for (int i = from; i < args.nopt; i++) {
+    if (strcmp(args.opt_name[i], "--metadata") != 0)
+      continue;
+    const char *kv = args.opt_val[i], *eq = strchr(kv, '=');
+    if (eq == NULL || eq == kv)
+      die(2, "--metadata wants KEY=VALUE, got '%s'", kv);
+    if ((*key = strndup(kv, (size_t)(eq - kv))) == NULL)
+      die(1, "out of memory");
+    *value = eq + 1;
+    return i;
+  }
+  return -1;
+}
+
+/* Sets each --metadata KEY=VALUE option, in order, in the "metadata"
+ * object of cfg (created when missing; other keys kept). */
+static void set_metadata(json_object *cfg) {
+  json_object *meta = jobj(cfg, "metadata");
+  char *key;
+  const char *value;
+  for (int i = 0; (i = metadata_opt(i, &key, &value)) >= 0; i++) {
+    if (meta == NULL || !json_object_is_type(meta, json_type_object)) {
+      meta = json_object_new_object();
+      json_object_object_add(cfg, "metadata", meta);
+    }
+    json_object_object_add(meta, key, json_object_new_string(value));
+    free(key);
+  }
+}
+
+/* Returns true when the "metadata" object of have holds every --metadata
+ * KEY=VALUE option given (the server may add keys of its own). */
+static bool metadata_kept(json_object *have) {
+  json_object *h = jobj(have, "metadata");
+  char *key;
+  const char *value;
+  bool kept = true;
+  for (int i = 0; (i = metadata_opt(i, &key, &value)) >= 0; i++) {
+    const char *got = jstr(h, key, NULL);
+    kept = kept && got != NULL && strcmp(got, value) == 0;
+    free(key);
+  }
+  return kept;
+}
+
 /* consumer-create: creates a durable consumer, or updates it when it exists,
  * and checks that the server kept the requested tunables. */
 static int cmd_consumer_create(void) {
   check_args("--filter --ack --ack-wait --max-deliver --max-ack-pending "
-             "--deliver-subject --deliver-group --backoff --deliver-policy",
+             "--deliver-subject --deliver-group --backoff --deliver-policy "
+             "--metadata --priority-group --priority-policy --priority-timeout "
+             "--replicas --memory",
              3, 3);
   const char *stream = args.pos[1], *name = args.pos[2];
   json_object *cfg = json_object_new_object();
@@ -538,6 +646,25 @@ static int cmd_consumer_create(void) {
   if (opt_has("--backoff"))
     json_object_object_add(cfg, "backoff",
                            csv_array(opt_str("--backoff", ""), true));
+  set_metadata(cfg);
+  if (opt_has("--priority-group")) {
+    json_object *groups = json_object_new_array();
+    json_object_array_add(
+        groups, json_object_new_string(opt_str("--priority-group", "")));
+    json_object_object_add(cfg, "priority_groups", groups);
+    json_object_object_add(
+        cfg, "priority_policy",
+        json_object_new_string(opt_str("--priority-policy", "overflow")));
+  }
+  if (opt_has("--priority-timeout"))
+    json_object_object_add(
+        cfg, "priority_timeout",
+        json_object_new_int64(sec_to_ns(opt_double("--priority-timeout", 0))));
+  if (opt_has("--replicas"))
+    json_object_object_add(cfg, "num_replicas",
+                           json_object_new_int64(opt_ll("--replicas", 0)));
+  if (opt_has("--memory"))
+    json_object_object_add(cfg, "mem_storage", json_object_new_boolean(1));
 
   json_object *req = json_object_new_object();
   json_object_object_add(req, "stream_name", json_object_new_string(stream));
@@ -593,6 +720,11 @@ static int cmd_consumer_create(void) {
     fprintf(stderr, "nl-inject: warning: backoff not kept by the server\n");
     kept = 0;
   }
+  if (!metadata_kept(rc)) {
+    fprintf(stderr, "nl-inject: warning: metadata not kept by the server "
+                    "(nats-server 2.9 drops it)\n");
+    kept = 0;
+  }
   printf("%s consumer %s.%s kind=%s ack_policy=%s ack_wait_ns=%" PRId64
          " max_deliver=%" PRId64 " max_ack_pending=%" PRId64
          " filter=%s backoff=%s\n",
@@ -625,7 +757,9 @@ static void edit_int(json_object *cfg, const char *key, const char *opt,
  * configuration, applies the options, sends it back, and prints the
  * values the server now holds. */
 static int cmd_consumer_edit(void) {
-  check_args("--ack-wait --max-ack-pending --max-deliver --backoff", 3, 3);
+  check_args("--ack-wait --max-ack-pending --max-deliver --backoff "
+             "--metadata --replicas",
+             3, 3);
   const char *stream = args.pos[1], *name = args.pos[2];
   connect_server();
   char subj[SUBJ_MAX];
@@ -637,6 +771,7 @@ static int cmd_consumer_edit(void) {
   edit_int(cfg, "ack_wait", "--ack-wait", true);
   edit_int(cfg, "max_ack_pending", "--max-ack-pending", false);
   edit_int(cfg, "max_deliver", "--max-deliver", false);
+  edit_int(cfg, "num_replicas", "--replicas", false);
   /* --backoff none removes the backoff (as `nats consumer edit --backoff
    * none`); a list of seconds replaces it. */
   if (opt_has("--backoff")) {
@@ -646,6 +781,7 @@ static int cmd_consumer_edit(void) {
     else
       json_object_object_add(cfg, "backoff", csv_array(bo, true));
   }
+  set_metadata(cfg);
   json_object *req = json_object_new_object();
   json_object_object_add(req, "stream_name", json_object_new_string(stream));
   json_object_object_add(req, "config", json_object_get(cfg));
@@ -654,11 +790,18 @@ static int cmd_consumer_edit(void) {
       subj, json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
   json_object *rc = jobj(reply, "config");
   json_object *bo = jobj(rc, "backoff");
+  json_object *meta = jobj(rc, "metadata");
   printf("edited consumer %s.%s ack_wait_ns=%" PRId64
-         " max_ack_pending=%" PRId64 " max_deliver=%" PRId64 " backoff=%s\n",
+         " max_ack_pending=%" PRId64 " max_deliver=%" PRId64
+         " replicas=%" PRId64 " backoff=%s metadata=%s\n",
          stream, name, jint(rc, "ack_wait", 0), jint(rc, "max_ack_pending", 0),
-         jint(rc, "max_deliver", 0),
-         bo ? json_object_to_json_string_ext(bo, JSON_C_TO_STRING_PLAIN) : "-");
+         jint(rc, "max_deliver", 0), jint(rc, "num_replicas", 0),
+         bo ? json_object_to_json_string_ext(bo, JSON_C_TO_STRING_PLAIN) : "-",
+         meta ? json_object_to_json_string_ext(meta, JSON_C_TO_STRING_PLAIN)
+              : "-");
+  if (!metadata_kept(rc))
+    die(1, "consumer %s.%s: the server did not keep the metadata", stream,
+        name);
   json_object_put(reply);
   json_object_put(req);
   json_object_put(info);
@@ -669,7 +812,9 @@ static int cmd_consumer_edit(void) {
  * the rest of its configuration, as `nats stream edit` does; prints the
  * values the server now holds. */
 static int cmd_stream_edit(void) {
-  check_args("--max-msgs --max-bytes --max-age --replicas", 2, 2);
+  check_args("--max-msgs --max-bytes --max-age --replicas "
+             "--max-msgs-per-subject --discard",
+             2, 2);
   const char *name = args.pos[1];
   connect_server();
   char subj[SUBJ_MAX];
@@ -682,14 +827,20 @@ static int cmd_stream_edit(void) {
   edit_int(cfg, "max_bytes", "--max-bytes", false);
   edit_int(cfg, "max_age", "--max-age", true);
   edit_int(cfg, "num_replicas", "--replicas", false);
+  edit_int(cfg, "max_msgs_per_subject", "--max-msgs-per-subject", false);
+  if (opt_has("--discard"))
+    json_object_object_add(cfg, "discard",
+                           json_object_new_string(opt_str("--discard", "")));
   subjf(subj, "$JS.API.STREAM.UPDATE.%s", name);
   json_object *reply = js_request_ok(
       subj, json_object_to_json_string_ext(cfg, JSON_C_TO_STRING_PLAIN));
   json_object *rc = jobj(reply, "config");
   printf("edited stream %s max_msgs=%" PRId64 " max_bytes=%" PRId64
-         " max_age_ns=%" PRId64 " replicas=%" PRId64 "\n",
+         " max_age_ns=%" PRId64 " replicas=%" PRId64
+         " max_msgs_per_subject=%" PRId64 " discard=%s\n",
          name, jint(rc, "max_msgs", 0), jint(rc, "max_bytes", 0),
-         jint(rc, "max_age", 0), jint(rc, "num_replicas", 0));
+         jint(rc, "max_age", 0), jint(rc, "num_replicas", 0),
+         jint(rc, "max_msgs_per_subject", 0), jstr(rc, "discard", "?"));
   json_object_put(reply);
   json_object_put(info);
   return 0;
@@ -710,12 +861,56 @@ static void publish_failed(bool keep_going, int64_t *failed, const char *fmt,
     fprintf(stderr, "nl-inject: %s (going on)\n", what);
 }
 
+/* Sends one message of n bytes to subject and waits for the reply into
+ * *reply; with ttl, the message carries it as its Nats-TTL header. */
+static natsStatus publish_one(natsMsg **reply, const char *subject,
+                              const char *payload, int n,
+                              const char *const *hdrs) {
+  if (hdrs[0] == NULL)
+    return natsConnection_Request(reply, g_nc, subject, payload, n,
+                                  g_timeout_ms);
+  natsMsg *msg = NULL;
+  natsStatus s = natsMsg_Create(&msg, subject, NULL, payload, n);
+  for (int i = 0; s == NATS_OK && hdrs[i] != NULL; i += 2)
+    s = natsMsgHeader_Set(msg, hdrs[i], hdrs[i + 1]);
+  if (s == NATS_OK)
+    s = natsConnection_RequestMsg(reply, g_nc, msg, g_timeout_ms);
+  natsMsg_Destroy(msg);
+  return s;
+}
+
+/* Fills hdrs (room for 7 entries) with the header names and values that
+ * publish's options ask for, in pairs, ending with NULL: Nats-TTL from
+ * --ttl, Nats-Schedule and Nats-Schedule-Target from --schedule and
+ * --schedule-target (nats-server 2.12+, a stream with
+ * allow_msg_schedules), which go together. */
+static void publish_headers(const char **hdrs) {
+  int k = 0;
+  if (opt_has("--ttl")) {
+    hdrs[k++] = "Nats-TTL";
+    hdrs[k++] = opt_str("--ttl", NULL);
+  }
+  if (opt_has("--schedule") != opt_has("--schedule-target"))
+    die(2, "publish: --schedule and --schedule-target go together");
+  if (opt_has("--schedule")) {
+    hdrs[k++] = "Nats-Schedule";
+    hdrs[k++] = opt_str("--schedule", NULL);
+    hdrs[k++] = "Nats-Schedule-Target";
+    hdrs[k++] = opt_str("--schedule-target", NULL);
+  }
+  hdrs[k] = NULL;
+}
+
 /* publish: sends COUNT messages with JetStream acknowledgement, paced by
  * --rate when given; with --keep-going a failed publish (a server down, no
  * stream leader) is counted and skipped instead of ending the run. */
 static int cmd_publish(void) {
-  check_args("--count --rate --size --keep-going", 2, 2);
+  check_args("--count --rate --size --keep-going --ttl --schedule "
+             "--schedule-target",
+             2, 2);
   bool keep_going = opt_has("--keep-going");
+  const char *hdrs[7];
+  publish_headers(hdrs);
   int64_t failed = 0;
   const char *subject = args.pos[1];
   int64_t count = opt_ll("--count", 1);
@@ -742,8 +937,7 @@ static int cmd_publish(void) {
       n = (int)size;
     }
     natsMsg *reply = NULL;
-    natsStatus s =
-        natsConnection_Request(&reply, g_nc, subject, payload, n, g_timeout_ms);
+    natsStatus s = publish_one(&reply, subject, payload, n, hdrs);
     /* Reconnects are off: a closed connection never comes back, so even
      * --keep-going ends, and whoever runs this can start it again. */
     if (s == NATS_CONNECTION_CLOSED)
@@ -843,11 +1037,15 @@ static struct {
   int64_t nak_first_delay_ms; /* NAK first deliveries with this delay. */
   int64_t nak_retries; /* NAK (no delay) each message's first N deliveries. */
   int64_t term_mod;
+  const char *term_reason; /* --term-reason, or NULL. */
   int64_t max_msgs, expires_ms, start_ms, deadline_ms;
   bool lognormal;     /* --process-dist lognormal */
   double sigma;       /* --process-sigma */
   uint64_t seed;      /* --seed, as two's complement */
   int64_t stagger_ms; /* worker i starts i x this late */
+  const char *group;  /* --group: the priority group of pull requests. */
+  int64_t min_pending, priority; /* --min-pending, --priority (0: none). */
+  atomic_llong pinned;           /* Deliveries that carried a pin id. */
   natsSubscription *push_sub;
   pthread_mutex_t push_mu;
   atomic_llong received, redelivered_seen, acked, naked, termed;
@@ -981,7 +1179,12 @@ static bool handle_msg(int worker, natsMsg *msg, nl_rng *rng) {
     sleep_ms(step > 50 ? 50 : step);
   }
   if (run.term_mod > 0 && d.stream_seq % run.term_mod == 0) {
-    reply_to(reply, "+TERM");
+    /* A reason after "+TERM " is sent on in the MSG_TERMINATED advisory
+     * (nats-server 2.10+), whatever it says. */
+    char body[256];
+    snprintf(body, sizeof(body), "+TERM%s%s", run.term_reason ? " " : "",
+             run.term_reason ? run.term_reason : "");
+    reply_to(reply, body);
     run.termed++;
     vlog(worker, &d, "term");
   } else if (run.nak_first_delay_ms > 0 && d.delivered == 1) {
@@ -1049,14 +1252,29 @@ static void *pull_worker(void *arg) {
   if (natsInbox_Create(&inbox) != NATS_OK ||
       natsConnection_SubscribeSync(&sub, g_nc, inbox) != NATS_OK)
     die(1, "worker %d: cannot subscribe to an inbox", id);
+  char pin[64] = ""; /* The pin id the server gave this worker. */
   stagger_wait(id);
   while (!run.stop && mono_ms() < run.deadline_ms - 20) {
     int64_t remaining = run.deadline_ms - mono_ms();
     int64_t expires = remaining < run.expires_ms ? remaining : run.expires_ms;
-    char body[128];
-    snprintf(body, sizeof body,
-             "{\"batch\":%" PRId64 ",\"expires\":%" PRId64 "}", run.batch,
-             expires * 1000000);
+    char body[512];
+    int n = snprintf(body, sizeof body,
+                     "{\"batch\":%" PRId64 ",\"expires\":%" PRId64, run.batch,
+                     expires * 1000000);
+    /* A priority group's request names it, and the pin id this worker was
+     * given (pinned_client), its overflow threshold or its priority. */
+    if (run.group != NULL)
+      n += snprintf(body + n, sizeof body - (size_t)n, ",\"group\":\"%s\"",
+                    run.group);
+    if (pin[0] != '\0')
+      n += snprintf(body + n, sizeof body - (size_t)n, ",\"id\":\"%s\"", pin);
+    if (run.min_pending > 0)
+      n += snprintf(body + n, sizeof body - (size_t)n,
+                    ",\"min_pending\":%" PRId64, run.min_pending);
+    if (run.priority > 0)
+      n += snprintf(body + n, sizeof body - (size_t)n, ",\"priority\":%" PRId64,
+                    run.priority);
+    snprintf(body + n, sizeof body - (size_t)n, "}");
     if (natsConnection_PublishRequestString(g_nc, subj, inbox, body) != NATS_OK)
       die(1, "worker %d: cannot send the pull request", id);
     run.pull_requests++;
@@ -1077,7 +1295,12 @@ static void *pull_worker(void *arg) {
         break;
       }
       if (!natsMsg_GetReply(msg)) {
-        /* A status message (404, 408, 409) ends this request. */
+        /* A status message (404, 408, 409; 423 for a pin id no longer
+         * current, which is then forgotten) ends this request. */
+        const char *st = NULL;
+        if (natsMsgHeader_Get(msg, "Status", &st) == NATS_OK && st != NULL &&
+            strcmp(st, "423") == 0)
+          pin[0] = '\0';
         run.status_msgs++;
         if (run.verbose) {
           const char *code = NULL, *desc = NULL;
@@ -1091,6 +1314,12 @@ static void *pull_worker(void *arg) {
         break;
       }
       got++;
+      const char *pid = NULL;
+      if (natsMsgHeader_Get(msg, "Nats-Pin-Id", &pid) == NATS_OK &&
+          pid != NULL) {
+        snprintf(pin, sizeof pin, "%s", pid);
+        run.pinned++;
+      }
       if (!take_one()) {
         natsMsg_Destroy(msg);
         break;
@@ -1147,10 +1376,10 @@ static int cmd_consume(void) {
   check_args("--duration --mode --deliver-subject --queue --batch --workers "
              "--process-ms --slow-every --slow-ms --in-progress --progress-ms "
              "--nak --nak-seq-mod --nak-first-delay-ms --nak-retries "
-             "--term-seq-mod "
+             "--term-seq-mod --term-reason "
              "--no-ack --max-msgs "
              "--expires-ms --verbose --process-dist --process-sigma --seed "
-             "--stagger-ms",
+             "--stagger-ms --group --min-pending --priority",
              3, 3);
   run.stream = args.pos[1];
   run.consumer = args.pos[2];
@@ -1173,6 +1402,7 @@ static int cmd_consume(void) {
   run.nak_first_delay_ms = opt_ll("--nak-first-delay-ms", 0);
   run.nak_retries = opt_ll("--nak-retries", 0);
   run.term_mod = opt_ll("--term-seq-mod", 0);
+  run.term_reason = opt_str("--term-reason", NULL);
   run.no_ack = opt_has("--no-ack");
   run.max_msgs = opt_ll("--max-msgs", 0);
   run.expires_ms = opt_ll("--expires-ms", 5000);
@@ -1186,6 +1416,11 @@ static int cmd_consume(void) {
     die(2, "--process-sigma must lie in [0, 10]");
   run.seed = (uint64_t)opt_ll("--seed", 1);
   run.stagger_ms = opt_ll("--stagger-ms", 0);
+  run.group = opt_str("--group", NULL);
+  run.min_pending = opt_ll("--min-pending", 0);
+  run.priority = opt_ll("--priority", 0);
+  if (run.group != NULL && (strlen(run.group) > 64 || strchr(run.group, '"')))
+    die(2, "--group must be a name of at most 64 characters");
   if (run.stagger_ms < 0 || run.stagger_ms > 3600000)
     die(2, "--stagger-ms must lie in [0, 3600000]");
   if (duration <= 0 || duration > 3600 || run.batch < 1 || workers < 1 ||
@@ -1249,13 +1484,13 @@ static int cmd_consume(void) {
          "\"naked\":%lld,\"termed\":%lld,\"in_progress_sent\":%lld,"
          "\"abandoned\":%lld,"
          "\"max_delivery_count\":%lld,\"status_msgs\":%lld,"
-         "\"pull_requests\":%lld}\n",
+         "\"pull_requests\":%lld,\"pinned\":%lld}\n",
          mode, workers, mono_ms() - run.start_ms, (long long)run.received,
          (long long)run.redelivered_seen, (long long)run.acked,
          (long long)run.naked, (long long)run.termed,
          (long long)run.in_progress_sent, (long long)run.abandoned,
          (long long)run.max_delivered, (long long)run.status_msgs,
-         (long long)run.pull_requests);
+         (long long)run.pull_requests, (long long)run.pinned);
   return 0;
 }
 

@@ -4,7 +4,10 @@
 # It starts the server itself on 127.0.0.1:$PORT and stops it on exit.
 # It also records, self-contained, the advisories whose shape differs
 # between server versions (MSG_TERMINATED by limits and by +TERM, a NAK,
-# MAX_DELIVERIES) and, on 2.11 and later, a paused consumer; the other
+# MAX_DELIVERIES, a key-value replacement's MSG_TERMINATED), the STREAM.INFO
+# of a stream with max_msgs_per_subject, on 2.11 and later a paused
+# consumer and a stream with per-message TTLs, and on 2.12 and later a
+# stream whose delayed message fired; the other
 # advisory fixtures of the top level are recorded by SCENARIOS.md's runs.
 #
 # Usage: tests/tools/record_fixtures.sh [OUTDIR]   (default tests/fixtures)
@@ -140,6 +143,54 @@ nl consume FX_NAK C --duration 2 --nak
 wait "${BG_PIDS[-1]}"
 wait "${BG_PIDS[-2]}"
 
+# A key-value style stream (max_msgs_per_subject 1): the worker holds the
+# first values of keys a and b, and key a is updated. The server
+# terminates the replaced message (stream seq 1) with the same reason as
+# a limit's removal (2.10.4 and later); its STREAM.INFO shows the
+# per-subject limit.
+nl stream-create FX_KV --subjects 'fx.kv.>' --max-msgs-per-subject 1
+nl consumer-create FX_KV C --ack-wait 30
+nl publish fx.kv.a --count 1
+nl publish fx.kv.b --count 1
+nl consume FX_KV C --duration 1 --no-ack --max-msgs 2
+rec advisory_terminated_subject.json \
+  '$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.FX_KV.>'
+nl publish fx.kv.a --count 1
+wait "${BG_PIDS[-1]}"
+nl request '$JS.API.STREAM.INFO.FX_KV' '' >"$OUT/stream_info_kv.json"
+
+# Per-message TTLs (from 2.11): a stream that allows them, 2 messages with
+# a 1 s TTL and 1 without; once the 2 expired, its STREAM.INFO.
+case $VERSION in
+  2.[0-9].* | 2.10.*) ;;
+  *)
+    nl stream-create FX_TTL --subjects fx.ttl --allow-msg-ttl
+    nl publish fx.ttl --count 2 --ttl 1s
+    nl publish fx.ttl --count 1
+    sleep 2.5
+    nl request '$JS.API.STREAM.INFO.FX_TTL' '' >"$OUT/stream_info_ttl.json"
+    ;;
+esac
+
+# Message schedules (from 2.12): a delayed message is the stream's first,
+# one message after it, a consumer that reads nothing; once the schedule
+# fired (its copy stored on fx.sched.t, the schedule subject purged), the
+# STREAM.INFO and the consumer's CONSUMER.INFO.
+case $VERSION in
+  2.[0-9].* | 2.1[01].*) ;;
+  *)
+    nl stream-create FX_SCHED --subjects 'fx.sched.>' --allow-msg-schedules
+    nl consumer-create FX_SCHED C --ack-wait 30
+    at=$(date -u -d '+2 sec' +%Y-%m-%dT%H:%M:%SZ)
+    nl publish fx.sched.s --schedule "@at $at" --schedule-target fx.sched.t
+    nl publish fx.sched.n --count 1
+    sleep 3
+    nl request '$JS.API.STREAM.INFO.FX_SCHED' '' >"$OUT/stream_info_schedule.json"
+    nl request '$JS.API.CONSUMER.INFO.FX_SCHED.C' '{}' \
+      >"$OUT/consumer_info_schedule.json"
+    ;;
+esac
+
 # A paused consumer (the pause API exists from 2.11): the PAUSE reply, its
 # CONSUMER.INFO and the CONSUMER.LIST of its stream.
 case $VERSION in
@@ -157,6 +208,33 @@ case $VERSION in
       >"$OUT/consumer_list_paused.json"
     ;;
 esac
+# Streams with discard new at their limits (and look-alikes), after the
+# lists above, listed by STREAM.LIST filtered on their subjects: each
+# publish past a limit is refused (publish fails, `|| true`).
+nl stream-create FX_FULL_MSGS --subjects fx.full.msgs --discard new \
+  --max-msgs 5
+nl publish fx.full.msgs --count 5
+nl publish fx.full.msgs --count 1 2>/dev/null || true
+nl stream-create FX_FULL_BYTES --subjects fx.full.bytes --discard new \
+  --max-bytes 1000
+nl publish fx.full.bytes --count 12 --size 100 --keep-going
+nl stream-create FX_FULL_SUBJ --subjects 'fx.full.subj.*' --discard new \
+  --max-msgs-per-subject 2 --discard-per-subject
+nl publish fx.full.subj.a --count 2
+nl publish fx.full.subj.b --count 2
+nl publish fx.full.subj.a --count 1 2>/dev/null || true
+nl stream-create FX_FULL_ROOM --subjects fx.full.room --discard new \
+  --max-msgs 100
+nl publish fx.full.room --count 10
+nl stream-create FX_FULL_OLD --subjects fx.full.old --max-msgs 5
+nl publish fx.full.old --count 8
+# Declared full by design (the metadata is kept from 2.10).
+nl stream-create FX_FULL_OK --subjects fx.full.ok --discard new \
+  --max-msgs 3 --metadata nats_lens.full_ok=true
+nl publish fx.full.ok --count 3
+nl request '$JS.API.STREAM.LIST' '{"subject":"fx.full.>"}' \
+  >"$OUT/stream_list_full.json"
+
 grep -E '\[(WRN|ERR|FTL)\]' "$DIR/server.log" >&2 || true
 if grep -qE '\[(ERR|FTL)\]' "$DIR/server.log"; then
   echo "errors in the server log (above)" >&2

@@ -66,6 +66,10 @@ const nl_consumer_snap *nl_test_consumer(const nl_snapshot_set *set,
   X(test_interest_stream_before_its_consumers_is_silent)                       \
   X(test_interest_consumer_reset_is_not_a_drop)                                \
   X(test_single_replica_and_unobservable)                                      \
+  X(test_publish_rejected_limits)                                              \
+  X(test_consumer_single_replica)                                              \
+  X(test_publish_rejected_taking_is_not_refusing)                              \
+  X(test_publish_rejected_hold_and_clear)                                      \
   X(test_push_unbound)                                                         \
   X(test_retention_risk_forecast)                                              \
   X(test_retention_risk_max_age)                                               \
@@ -107,6 +111,9 @@ const nl_consumer_snap *nl_test_consumer(const nl_snapshot_set *set,
   X(test_parse_stream_list_missing)                                            \
   X(test_ack_samples_p99)                                                      \
   X(test_created_consumer_refresh)                                             \
+  X(test_declared_processing_raises_ack_wait)                                  \
+  X(test_declared_processing_with_redeliveries)                                \
+  X(test_bad_declaration_told_once)                                            \
   X(test_expect_durations)                                                     \
   X(test_expect_specs)                                                         \
   X(test_expect_apply_and_read)                                                \
@@ -154,6 +161,13 @@ const nl_consumer_snap *nl_test_consumer(const nl_snapshot_set *set,
   X(test_sequence_gap_behind_empty_stream_stays)                               \
   X(test_sequence_gap_not_for_start_after_empty)                               \
   X(test_sequence_gap_stream_recreated)                                        \
+  X(test_sequence_gap_unacked_evicted)                                         \
+  X(test_sequence_gap_unacked_claims_checked)                                  \
+  X(test_sequence_gap_not_for_msg_ttl)                                         \
+  X(test_sequence_gap_purge_has_no_limit_fix)                                  \
+  X(test_sequence_gap_not_for_schedule)                                        \
+  X(test_removal_cause)                                                        \
+  X(test_retention_age_after_ttl_expiry)                                       \
   X(test_recreated_consumer_resets_history)                                    \
   X(test_deleted_consumer_clears_findings)                                     \
   X(test_event_firing_json_fields)                                             \

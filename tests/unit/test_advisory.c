@@ -6,12 +6,11 @@
 #include "jsapi/nl_advisory_fetch.h"
 #include "jsapi/nl_advisory_queue.h"
 #include "nl_test.h"
+#include "nl_world.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define SEC 1000000000LL
 
 /* Parses a fixture; returns the parse status. */
 static int parse_fixture(const char *name, const char *subject,
@@ -212,141 +211,12 @@ void test_advisory_queue_bounded(void) {
   nl_advisory_queue_free(q);
 }
 
-/* One engine with streams and consumers whose fields the tests change. */
-#define MAX_OBJ 8
-typedef struct {
-  nl_engine *engine;
-  int64_t t;
-  nl_stream_snap streams[MAX_OBJ];
-  size_t n_streams;
-  nl_consumer_snap consumers[MAX_OBJ];
-  size_t n_consumers;
-  char *missing[MAX_OBJ]; /* Streams STREAM.LIST reported missing. */
-  size_t n_missing;
-  bool list_short; /* STREAM.LIST was short of its total. */
-  size_t kept;     /* Unlisted consumers the last poll kept. */
-  int onsets[NL_CLASS_COUNT];
-  int clears[NL_CLASS_COUNT];
-  nl_finding last[NL_CLASS_COUNT];
-  char last_consumer[64];
-  /* Consumer polls listed, and those the histories took in (world_free). */
-  int listed, recorded;
-  int64_t step_ns; /* Time between polls: 1 s unless a test sets it. */
-} world;
-
-static void on_transition(void *ud, const char *stream, const char *consumer,
-                          const nl_finding *f, bool active,
-                          const char *reason) {
-  (void)stream, (void)reason;
-  world *w = ud;
-  if (active) {
-    w->onsets[f->cls]++;
-    w->last[f->cls] = *f;
-    snprintf(w->last_consumer, sizeof(w->last_consumer), "%s", consumer);
-  } else {
-    w->clears[f->cls]++;
-  }
-}
-
-static void world_init(world *w, bool config_classes) {
-  memset(w, 0, sizeof(*w));
-  nl_detect_params p;
-  nl_detect_params_default(&p);
-  p.config_classes = config_classes;
-  p.push_unbound_s = 2;
-  w->engine = nl_engine_create(&p);
-  w->t = 1700000000LL * SEC;
-  w->step_ns = SEC;
-}
-
-static nl_stream_snap *add_stream(world *w, const char *name) {
-  nl_stream_snap *s = &w->streams[w->n_streams++];
-  s->name = (char *)name;
-  s->max_msgs = -1;
-  s->max_bytes = -1;
-  s->first_seq = 1;
-  s->consumers_complete = true;
-  return s;
-}
-
-static nl_consumer_snap *add_consumer(world *w, size_t stream,
-                                      const char *name) {
-  nl_consumer_snap *c = &w->consumers[w->n_consumers++];
-  c->stream = w->streams[stream].name;
-  c->stream_index = stream;
-  c->name = (char *)name;
-  c->created_ns = 1600000000LL * SEC;
-  c->ack_wait_ns = 30 * SEC;
-  c->max_ack_pending = 1000;
-  c->max_deliver = -1;
-  c->durable = true;
-  w->streams[stream].consumer_count++;
-  return c;
-}
-
-static void world_poll(world *w) {
-  nl_snapshot_set set = {0};
-  set.streams = w->streams;
-  set.n_streams = w->n_streams;
-  set.consumers = w->consumers;
-  set.n_consumers = w->n_consumers;
-  set.missing_streams = w->missing;
-  set.n_missing_streams = w->n_missing;
-  set.stream_list_short = w->list_short;
-  nl_engine_sink sink = {NULL, NULL, on_transition};
-  w->kept = nl_engine_apply(w->engine, &set, w->t, &sink, w);
-  for (size_t i = 0; i < w->n_consumers; i++) {
-    const nl_consumer_snap *c = &w->consumers[i];
-    nl_consumer_state *st =
-        nl_registry_find(nl_engine_registry(w->engine), c->stream, c->name);
-    const nl_sample *latest = st != NULL ? nl_state_latest(st) : NULL;
-    w->listed++;
-    if (latest != NULL && latest->t_ns == w->t &&
-        latest->delivered_consumer_seq == c->delivered_consumer_seq)
-      w->recorded++;
-  }
-  w->t += w->step_ns;
-}
-
-/* Ends a world. Every consumer listed in a poll must have reached its
- * history: a test that finds nothing must have had its scenario seen. */
-static void world_free(world *w) {
-  CHECK_EQ_U(w->recorded, w->listed);
-  nl_engine_free(w->engine);
-}
-
-static void world_advise(world *w, nl_adv_kind kind, const char *stream,
-                         const char *consumer, uint64_t seq,
-                         uint64_t deliveries) {
-  nl_advisory a = {.kind = kind, .stream_seq = seq, .deliveries = deliveries};
-  snprintf(a.stream, sizeof(a.stream), "%s", stream);
-  snprintf(a.consumer, sizeof(a.consumer), "%s", consumer);
-  a.received_ns = w->t;
-  nl_engine_sink sink = {NULL, NULL, on_transition};
-  nl_engine_advisory(w->engine, &a, w->t, &sink, w);
-}
-
-static bool active_for(world *w, const char *stream, const char *consumer,
-                       nl_class cls) {
-  if (nl_class_is_stream(cls))
-    return nl_engine_stream_finding(w->engine, stream, cls) != NULL;
-  nl_consumer_state *st =
-      nl_registry_find(nl_engine_registry(w->engine), stream, consumer);
-  return st != NULL && st->active[cls] != NULL;
-}
-
-/* Polls w until the finding of cls of stream/consumer clears, at most
- * limit polls (of 1 s each); returns the polls taken. A condition gone
- * without a change of configuration clears only after the engine's
- * clearing hold (30 s). */
-static int world_polls_to_clear(world *w, const char *stream,
-                                const char *consumer, nl_class cls, int limit) {
-  int polls = 0;
-  while (active_for(w, stream, consumer, cls) && polls < limit) {
-    world_poll(w);
-    polls++;
-  }
-  return polls;
+/* Sets the declaration nats_lens.KEY of c to value, as a nats-server 2.10+
+ * lists it in the consumer's metadata. */
+static void declare(nl_consumer_snap *c, const char *key, const char *value) {
+  char meta[64];
+  snprintf(meta, sizeof(meta), "nats_lens.%s", key);
+  CHECK(nl_consumer_snap_set_meta(c, meta, value) == 0);
 }
 
 void test_max_deliver_exhausted_from_advisory(void) {
@@ -655,6 +525,19 @@ void test_config_classes_follow_audit(void) {
   all->has_deliver_group = true;
   world_poll(&w);
   CHECK(active_for(&w, "S", "all", NL_ACK_ALL_PARALLEL));
+  /* A pinned client with two standbys (nats-server 2.11+): three requests
+   * wait, but only the pinned client is served: nothing is raised, until
+   * the consumer declares two workers. */
+  nl_consumer_snap *pin = add_consumer(&w, 0, "pinned");
+  pin->ack_policy = NL_ACK_ALL;
+  pin->pinned_client = true;
+  pin->num_waiting = 3;
+  for (int i = 0; i < 5; i++)
+    world_poll(&w);
+  CHECK(!active_for(&w, "S", "pinned", NL_ACK_ALL_PARALLEL));
+  declare(pin, "workers", "2");
+  world_poll(&w);
+  CHECK(active_for(&w, "S", "pinned", NL_ACK_ALL_PARALLEL));
   world_free(&w);
   /* Off: the check command's engine raises none of them. */
   world_init(&w, false);
@@ -662,6 +545,92 @@ void test_config_classes_follow_audit(void) {
   add_consumer(&w, 0, "none")->ack_policy = NL_ACK_NONE;
   world_poll(&w);
   CHECK_EQ_U(w.onsets[NL_ACK_NONE_CONSUMER], 0);
+  world_free(&w);
+}
+
+/* CONSUMER_SINGLE_REPLICA: raised on the first poll for a durable with
+ * acks whose state one server holds (num_replicas 1 on an R3 stream) or
+ * that keeps it in memory on a file stream; held while so, with one onset;
+ * cleared at once by the edit. Silent: a durable that inherits the
+ * stream's replicas (num_replicas 0) or asks for them, an ephemeral or
+ * ack-none consumer (an ordered read, a key-value watcher: R1 in memory by
+ * design), mem_storage on a memory stream, and every consumer of an R1
+ * stream. A consumer announced by a CREATED advisory is raised at once. */
+void test_consumer_single_replica(void) {
+  world w;
+  world_init(&w, true);
+  nl_stream_snap *r3 = add_stream(&w, "R3");
+  r3->replicas = 3;
+  r3->cluster = "C1";
+  nl_stream_snap *m3 = add_stream(&w, "M3");
+  m3->replicas = 3;
+  m3->cluster = "C1";
+  m3->memory_storage = true;
+  nl_stream_snap *r1 = add_stream(&w, "R1");
+  r1->replicas = 1;
+  r1->cluster = "C1";
+  nl_consumer_snap *one = add_consumer(&w, 0, "one");
+  one->num_replicas = 1;
+  one->ack_floor_stream_seq = 41;
+  nl_consumer_snap *mem = add_consumer(&w, 0, "mem");
+  mem->mem_storage = true;
+  mem->ack_floor_stream_seq = 41;
+  add_consumer(&w, 0, "inherit"); /* num_replicas 0. */
+  add_consumer(&w, 0, "three")->num_replicas = 3;
+  nl_consumer_snap *ordered = add_consumer(&w, 0, "ordered");
+  ordered->durable = false;
+  ordered->ack_policy = NL_ACK_NONE;
+  ordered->mem_storage = true;
+  ordered->num_replicas = 1;
+  nl_consumer_snap *none = add_consumer(&w, 0, "none");
+  none->ack_policy = NL_ACK_NONE;
+  none->num_replicas = 1;
+  nl_consumer_snap *eph = add_consumer(&w, 0, "eph"); /* Acks, ephemeral. */
+  eph->durable = false;
+  eph->num_replicas = 1;
+  add_consumer(&w, 1, "mem")->mem_storage = true;
+  add_consumer(&w, 2, "one")->num_replicas = 1;
+  world_poll(&w);
+  CHECK(active_for(&w, "R3", "one", NL_CONSUMER_SINGLE_REPLICA));
+  CHECK(active_for(&w, "R3", "mem", NL_CONSUMER_SINGLE_REPLICA));
+  CHECK_EQ_U(w.onsets[NL_CONSUMER_SINGLE_REPLICA], 2);
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(w.engine), "R3", "one");
+  const nl_finding *f =
+      st != NULL ? st->active[NL_CONSUMER_SINGLE_REPLICA] : NULL;
+  CHECK(f != NULL && f->severity == NL_SEVERITY_WARNING &&
+        strcmp(f->fix_command, "nats consumer edit R3 one --replicas 3") == 0 &&
+        nl_finding_get(f, "consumer_replicas", 0) == 1);
+  /* mem_storage: no command (the nats CLI cannot change it), a new
+   * consumer starting after the ack floor instead. */
+  st = nl_registry_find(nl_engine_registry(w.engine), "R3", "mem");
+  f = st != NULL ? st->active[NL_CONSUMER_SINGLE_REPLICA] : NULL;
+  CHECK(f != NULL && f->fix_command[0] == '\0' &&
+        strstr(f->recommendation, "--deliver 42") != NULL);
+  for (int i = 0; i < 5; i++)
+    world_poll(&w);
+  CHECK_EQ_U(w.onsets[NL_CONSUMER_SINGLE_REPLICA], 2);
+  CHECK_EQ_U(w.clears[NL_CONSUMER_SINGLE_REPLICA], 0);
+  /* The edit clears at once. */
+  one->num_replicas = 3;
+  world_poll(&w);
+  CHECK(!active_for(&w, "R3", "one", NL_CONSUMER_SINGLE_REPLICA));
+  CHECK_EQ_U(w.clears[NL_CONSUMER_SINGLE_REPLICA], 1);
+  /* A consumer created while the plugin runs, read from its CREATED
+   * advisory. */
+  nl_snapshot_set set = {0};
+  nl_stream_snap *s = nl_snapshot_set_add_stream(&set);
+  s->name = strdup("R3");
+  s->replicas = 3;
+  nl_consumer_snap *c = nl_snapshot_set_add_consumer(&set);
+  c->stream = strdup("R3");
+  c->name = strdup("late");
+  c->durable = true;
+  c->num_replicas = 1;
+  nl_engine_sink sink = {.transition = on_transition};
+  CHECK(nl_engine_created(w.engine, &set, w.t, &sink, &w));
+  CHECK(active_for(&w, "R3", "late", NL_CONSUMER_SINGLE_REPLICA));
+  nl_snapshot_set_clear(&set);
   world_free(&w);
 }
 
@@ -822,6 +791,166 @@ void test_single_replica_and_unobservable(void) {
   w.n_streams = 1;
   world_poll(&w);
   CHECK(!active_for(&w, "R1", NULL, NL_STREAM_SINGLE_REPLICA));
+  world_free(&w);
+}
+
+/* A stream with discard new; its state as a test sets it. */
+static nl_stream_snap *add_discard_new(world *w, const char *name) {
+  nl_stream_snap *s = add_stream(w, name);
+  s->discard_new = true;
+  return s;
+}
+
+/* Sets s to hold msgs messages of size bytes each, the last of them stored
+ * at last_ts_ns. */
+static void hold_messages(nl_stream_snap *s, uint64_t msgs, uint64_t size,
+                          int64_t last_ts_ns) {
+  s->msgs = msgs;
+  s->bytes = msgs * size;
+  s->first_seq = s->last_seq >= msgs ? s->last_seq - msgs + 1 : 1;
+  if (s->last_seq < msgs)
+    s->last_seq = msgs;
+  s->num_subjects = msgs > 0 ? 1 : 0;
+  s->last_ts_ns = last_ts_ns;
+}
+
+/* PUBLISH_REJECTED at each limit, and its look-alikes: a stream with
+ * room, discard old at its limit, a write-once stream, one declared full
+ * by design; the size limit needs two polls with nothing stored between
+ * them. */
+void test_publish_rejected_limits(void) {
+  world w;
+  world_init(&w, true);
+  nl_stream_snap *m = add_discard_new(&w, "M");
+  m->max_msgs = 5;
+  hold_messages(m, 5, 60, w.t - 10 * SEC);
+  nl_stream_snap *b = add_discard_new(&w, "B");
+  b->max_bytes = 1000;
+  hold_messages(b, 7, 129, w.t - 3 * SEC); /* 97 bytes free. */
+  nl_stream_snap *sj = add_discard_new(&w, "S");
+  sj->max_msgs_per_subject = 2;
+  sj->discard_new_per_subject = true;
+  hold_messages(sj, 4, 60, w.t);
+  sj->num_subjects = 2;
+  nl_stream_snap *part = add_discard_new(&w, "PART"); /* 1 of 3 full. */
+  part->max_msgs_per_subject = 2;
+  part->discard_new_per_subject = true;
+  hold_messages(part, 4, 60, w.t);
+  part->num_subjects = 3;
+  nl_stream_snap *once = add_discard_new(&w, "ONCE"); /* Write-once. */
+  once->max_msgs_per_subject = 1;
+  once->discard_new_per_subject = true;
+  hold_messages(once, 3, 60, w.t);
+  once->num_subjects = 3;
+  nl_stream_snap *room = add_discard_new(&w, "ROOM"); /* One below. */
+  room->max_msgs = 11;
+  room->max_bytes = 1000;
+  hold_messages(room, 10, 60, w.t); /* 400 bytes free. */
+  nl_stream_snap *old = add_stream(&w, "OLD");
+  old->max_msgs = 5;
+  hold_messages(old, 5, 60, w.t);
+  nl_stream_snap *ok = add_discard_new(&w, "OK");
+  ok->max_msgs = 3;
+  hold_messages(ok, 3, 60, w.t);
+  CHECK(nl_stream_snap_set_meta(ok, "nats_lens.full_ok", "true") == 0);
+  world_poll(&w);
+  const nl_finding *f =
+      nl_engine_stream_finding(w.engine, "M", NL_PUBLISH_REJECTED);
+  CHECK(f != NULL && nl_finding_get(f, "max_msgs", 0) == 5);
+  /* Full since its last store, 10 s before the poll. */
+  CHECK(f != NULL && nl_finding_get(f, "full_s", 0) == 10);
+  CHECK(f != NULL &&
+        strcmp(f->fix_command, "nats stream edit M --max-msgs 10") == 0);
+  CHECK(f != NULL && strstr(f->recommendation, "--discard old") != NULL);
+  CHECK(active_for(&w, "S", NULL, NL_PUBLISH_REJECTED));
+  /* The size limit: the first poll alone does not tell a stream that
+   * refuses from one that takes messages. */
+  CHECK(!active_for(&w, "B", NULL, NL_PUBLISH_REJECTED));
+  world_poll(&w);
+  CHECK(active_for(&w, "B", NULL, NL_PUBLISH_REJECTED));
+  f = nl_engine_stream_finding(w.engine, "B", NL_PUBLISH_REJECTED);
+  CHECK(f != NULL && nl_finding_get(f, "bytes_free", 0) == 97 &&
+        nl_finding_get(f, "avg_msg_bytes", 0) == 129 &&
+        strcmp(f->fix_command, "nats stream edit B --max-bytes 2000") == 0);
+  f = nl_engine_stream_finding(w.engine, "S", NL_PUBLISH_REJECTED);
+  CHECK(f != NULL &&
+        strcmp(f->fix_command, "nats stream edit S --max-msgs-per-subject 4") ==
+            0 &&
+        strstr(f->recommendation, "--no-discard-per-subject") != NULL);
+  for (int i = 0; i < 5; i++)
+    world_poll(&w);
+  CHECK(!active_for(&w, "ONCE", NULL, NL_PUBLISH_REJECTED));
+  CHECK(!active_for(&w, "PART", NULL, NL_PUBLISH_REJECTED));
+  CHECK(!active_for(&w, "ROOM", NULL, NL_PUBLISH_REJECTED));
+  CHECK(!active_for(&w, "OLD", NULL, NL_PUBLISH_REJECTED));
+  CHECK(!active_for(&w, "OK", NULL, NL_PUBLISH_REJECTED));
+  CHECK_EQ_U(w.onsets[NL_PUBLISH_REJECTED], 3);
+  /* The fix (a limit raised) clears at once. */
+  m->max_msgs = 10;
+  world_poll(&w);
+  CHECK(!active_for(&w, "M", NULL, NL_PUBLISH_REJECTED));
+  CHECK_EQ_U(w.clears[NL_PUBLISH_REJECTED], 1);
+  world_free(&w);
+}
+
+/* A stream at its size limit that keeps taking messages is not refusing
+ * them: nats-server 2.9 checks the payload alone against the room left and
+ * stores a message that then evicts the oldest (seen on 2.9.10: 20
+ * messages of 40 bytes into a 1000-byte stream, all taken). A declaration
+ * that cannot be read is said in the finding and declares nothing. */
+void test_publish_rejected_taking_is_not_refusing(void) {
+  world w;
+  world_init(&w, true);
+  nl_stream_snap *b = add_discard_new(&w, "B");
+  b->max_bytes = 1000;
+  hold_messages(b, 13, 73, w.t); /* 51 bytes free. */
+  for (int i = 0; i < 10; i++) {
+    world_poll(&w);
+    b->last_seq += 3; /* Three taken, three evicted, each interval. */
+    b->first_seq += 3;
+  }
+  CHECK_EQ_U(w.onsets[NL_PUBLISH_REJECTED], 0);
+  /* It stops taking: refused from the second poll that sees so. */
+  world_poll(&w);
+  CHECK(!active_for(&w, "B", NULL, NL_PUBLISH_REJECTED));
+  world_poll(&w);
+  CHECK(active_for(&w, "B", NULL, NL_PUBLISH_REJECTED));
+  nl_stream_snap *bad = add_discard_new(&w, "BAD");
+  bad->max_msgs = 2;
+  hold_messages(bad, 2, 60, w.t);
+  CHECK(nl_stream_snap_set_meta(bad, "nats_lens.full_ok", "yes") == 0);
+  world_poll(&w);
+  const nl_finding *f =
+      nl_engine_stream_finding(w.engine, "BAD", NL_PUBLISH_REJECTED);
+  CHECK(f != NULL && strstr(f->description, "full_ok=\"yes\" cannot be "
+                                            "read") != NULL);
+  world_free(&w);
+}
+
+/* Hold and clear: a work queue whose consumers make room for a moment
+ * keeps one finding; drained below its limit for good, it clears after
+ * the clearing hold. */
+void test_publish_rejected_hold_and_clear(void) {
+  world w;
+  world_init(&w, true);
+  nl_stream_snap *q = add_discard_new(&w, "WQ");
+  q->retention = NL_RETENTION_WORKQUEUE;
+  q->max_msgs = 10;
+  hold_messages(q, 10, 60, w.t);
+  world_poll(&w);
+  CHECK(active_for(&w, "WQ", NULL, NL_PUBLISH_REJECTED));
+  for (int i = 0; i < 20; i++) {
+    /* One acked and one more published each other poll. */
+    q->msgs = i % 2 ? 10 : 9;
+    q->last_seq += i % 2;
+    world_poll(&w);
+  }
+  CHECK_EQ_U(w.onsets[NL_PUBLISH_REJECTED], 1);
+  CHECK(active_for(&w, "WQ", NULL, NL_PUBLISH_REJECTED));
+  q->msgs = 4;
+  int polls = world_polls_to_clear(&w, "WQ", NULL, NL_PUBLISH_REJECTED, 60);
+  CHECK(polls == 31); /* The first without the condition, and 30 s more. */
+  CHECK_EQ_U(w.clears[NL_PUBLISH_REJECTED], 1);
   world_free(&w);
 }
 
@@ -1309,7 +1438,7 @@ static void world_ack(world *w, const char *stream, const char *consumer,
   snprintf(a.consumer, sizeof(a.consumer), "%s", consumer);
   a.ack_time_ns = ack_ms * 1000000;
   a.received_ns = w->t;
-  nl_engine_sink sink = {NULL, NULL, on_transition};
+  nl_engine_sink sink = {.transition = on_transition};
   nl_engine_advisory(w->engine, &a, w->t, &sink, w);
 }
 
@@ -1446,7 +1575,7 @@ void test_created_consumer_refresh(void) {
   CHECK_EQ_U(calls, 2);
   CHECK_EQ_U(set.n_streams, 1);
   CHECK_EQ_U(set.n_consumers, 1);
-  nl_engine_sink sink = {NULL, NULL, on_transition};
+  nl_engine_sink sink = {.transition = on_transition};
   CHECK(nl_engine_created(w.engine, &set, w.t, &sink, &w));
   CHECK(active_for(&w, "AN", "late", NL_ACK_NONE_CONSUMER));
   CHECK_EQ_U(w.onsets[NL_ACK_NONE_CONSUMER], 1);
@@ -1504,5 +1633,245 @@ void test_stream_churn_is_forgotten(void) {
   }
   /* 3,200 names seen; at most 62 polls' worth held. */
   CHECK(most >= MAX_OBJ * 60 && most <= MAX_OBJ * 62);
+  world_free(&w);
+}
+
+/* The finding of cls held for stream/consumer of w, or an empty one (no
+ * evidence, no text) when none is held, so that the checks on it fail
+ * rather than crash. */
+static const nl_finding *held_for(world *w, const char *stream,
+                                  const char *consumer, nl_class cls) {
+  static const nl_finding none;
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(w->engine), stream, consumer);
+  return st != NULL && st->active[cls] != NULL ? st->active[cls] : &none;
+}
+
+/* A consumer declares how long its processing takes (nats_lens metadata,
+ * nats-server 2.10+). The plugin raises ACK_WAIT_VIOLATION from the
+ * declaration alone when the first redelivery delay (ack_wait, or the
+ * first backoff step) is not longer: at a CREATED advisory's read or the
+ * first poll, without a redelivery, and with the fix 1.5 x the declared
+ * time. It holds while the declaration stands and clears at the next poll
+ * when ack_wait or the declaration is changed. A declaration well under
+ * ack_wait, a consumer without one and an AckNone consumer stay silent;
+ * the check command's engine (configuration classes off) leaves it to its
+ * audit rule. */
+void test_declared_processing_raises_ack_wait(void) {
+  world w;
+  world_init(&w, true);
+  add_stream(&w, "DP");
+  nl_consumer_snap *shrt = add_consumer(&w, 0, "short");
+  shrt->ack_wait_ns = 2 * SEC;
+  declare(shrt, "max_processing", "5s");
+  nl_consumer_snap *bo = add_consumer(&w, 0, "backoff");
+  bo->ack_wait_ns = bo->backoff_first_ns = 2 * SEC;
+  bo->backoff_steps = 2;
+  bo->max_deliver = 5;
+  declare(bo, "max_processing", "5s");
+  nl_consumer_snap *eq = add_consumer(&w, 0, "equal");
+  eq->ack_wait_ns = 5 * SEC;
+  declare(eq, "max_processing", "5s");
+  nl_consumer_snap *ok = add_consumer(&w, 0, "ok");
+  declare(ok, "max_processing", "5s");
+  add_consumer(&w, 0, "plain")->ack_wait_ns = 2 * SEC;
+  nl_consumer_snap *none = add_consumer(&w, 0, "none");
+  none->ack_policy = NL_ACK_NONE;
+  none->durable = false;
+  none->ack_wait_ns = 2 * SEC;
+  declare(none, "max_processing", "5s");
+  /* Announced by a CREATED advisory and read: raised at once. */
+  nl_snapshot_set created = {.streams = w.streams,
+                             .n_streams = 1,
+                             .consumers = shrt,
+                             .n_consumers = 1};
+  nl_engine_sink sink = {.transition = on_transition};
+  CHECK(nl_engine_created(w.engine, &created, w.t, &sink, &w));
+  CHECK(active_for(&w, "DP", "short", NL_ACK_WAIT_VIOLATION));
+  world_poll(&w);
+  CHECK(active_for(&w, "DP", "backoff", NL_ACK_WAIT_VIOLATION));
+  CHECK(active_for(&w, "DP", "equal", NL_ACK_WAIT_VIOLATION));
+  CHECK(!active_for(&w, "DP", "ok", NL_ACK_WAIT_VIOLATION));
+  CHECK(!active_for(&w, "DP", "plain", NL_ACK_WAIT_VIOLATION));
+  CHECK(!active_for(&w, "DP", "none", NL_ACK_WAIT_VIOLATION));
+  CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 3);
+  const nl_finding *f = held_for(&w, "DP", "short", NL_ACK_WAIT_VIOLATION);
+  CHECK(f->severity == NL_SEVERITY_CRITICAL);
+  CHECK(nl_finding_get(f, "from_declaration", 0) == 1);
+  CHECK(nl_finding_get(f, "declared_max_processing_s", 0) == 5);
+  CHECK(nl_finding_get(f, "recommended_ack_wait_s", 0) == 8);
+  CHECK(strcmp(f->fix_command, "nats consumer edit DP short --wait 8s") == 0);
+  f = held_for(&w, "DP", "backoff", NL_ACK_WAIT_VIOLATION);
+  CHECK(strcmp(f->fix_command, "nats consumer edit DP backoff --backoff linear "
+                               "--backoff-steps 2 --backoff-min 8s "
+                               "--backoff-max 16s") == 0);
+  /* Held while the declaration stands, with no second onset. */
+  for (int i = 0; i < 60; i++)
+    world_poll(&w);
+  CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 3);
+  CHECK_EQ_U(w.clears[NL_ACK_WAIT_VIOLATION], 0);
+  CHECK_EQ_U(w.onsets[NL_MISSING_PROGRESS], 0);
+  /* The fixes: short's ack_wait as printed, backoff's backoff as printed,
+   * equal's declaration lowered. Each clears at the next poll. */
+  shrt->ack_wait_ns = 8 * SEC;
+  bo->ack_wait_ns = bo->backoff_first_ns = 8 * SEC;
+  declare(eq, "max_processing", "3s");
+  world_poll(&w);
+  CHECK(!active_for(&w, "DP", "short", NL_ACK_WAIT_VIOLATION));
+  CHECK(!active_for(&w, "DP", "backoff", NL_ACK_WAIT_VIOLATION));
+  CHECK(!active_for(&w, "DP", "equal", NL_ACK_WAIT_VIOLATION));
+  CHECK_EQ_U(w.clears[NL_ACK_WAIT_VIOLATION], 3);
+  for (int i = 0; i < 60; i++)
+    world_poll(&w);
+  CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 3);
+  CHECK_EQ_U(w.told, 0);
+  world_free(&w);
+  /* Off: the check command's engine raises nothing from it. */
+  world_init(&w, false);
+  add_stream(&w, "DP");
+  shrt = add_consumer(&w, 0, "short");
+  shrt->ack_wait_ns = 2 * SEC;
+  declare(shrt, "max_processing", "5s");
+  world_poll(&w);
+  CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 0);
+  world_free(&w);
+}
+
+/* One poll of consumer c of stream s in which it delivers `fresh` new
+ * messages and `again` redelivered by expiry while acking. */
+static void expiry_poll(world *w, nl_stream_snap *s, nl_consumer_snap *c,
+                        unsigned fresh, unsigned again) {
+  s->last_seq += fresh;
+  s->msgs = s->last_seq;
+  c->delivered_stream_seq += fresh;
+  c->delivered_consumer_seq += fresh + again;
+  c->ack_last_ns = w->t - SEC / 10;
+  c->num_ack_pending = 4;
+  c->num_redelivered = again;
+  c->num_pending = 20;
+}
+
+/* Redeliveries observed on a consumer that declares its processing time:
+ * the fix the expiry rounds print is at least 1.5 x the declared time
+ * (also in the check command's engine, which has the configuration
+ * classes off), and with the configuration classes on the finding raised
+ * from the declaration at the first poll is the same finding, one onset;
+ * a few long tasks on a declaring consumer are that ACK_WAIT_VIOLATION,
+ * never MISSING_PROGRESS beside it. */
+void test_declared_processing_with_redeliveries(void) {
+  for (int on = 0; on <= 1; on++) {
+    world w;
+    world_init(&w, on);
+    nl_stream_snap *s = add_stream(&w, "DR");
+    nl_consumer_snap *c = add_consumer(&w, 0, "slow");
+    c->ack_wait_ns = 2 * SEC;
+    declare(c, "max_processing", "60s");
+    expiry_poll(&w, s, c, 1, 0);
+    world_poll(&w);
+    CHECK(active_for(&w, "DR", "slow", NL_ACK_WAIT_VIOLATION) == on);
+    for (int i = 0; i < 6; i++) {
+      expiry_poll(&w, s, c, 1, 2);
+      world_poll(&w);
+    }
+    const nl_finding *f = held_for(&w, "DR", "slow", NL_ACK_WAIT_VIOLATION);
+    CHECK(nl_finding_get(f, "redeliveries", 0) >= 4);
+    CHECK(nl_finding_get(f, "from_declaration", 0) == 0);
+    CHECK(nl_finding_get(f, "declared_max_processing_s", 0) == 60);
+    CHECK(nl_finding_get(f, "recommended_ack_wait_s", 0) == 90);
+    CHECK(strcmp(f->fix_command, "nats consumer edit DR slow --wait 90s") == 0);
+    CHECK(strstr(f->recommendation, "declared processing time") != NULL);
+    CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 1);
+    world_free(&w);
+  }
+  /* A long task (stream sequence 101, ack_wait 2 s) redelivered every
+   * 2 s while later messages are acked: MISSING_PROGRESS for the consumer
+   * that declares nothing, ACK_WAIT_VIOLATION alone for its twin that
+   * declares the long task. */
+  world w;
+  world_init(&w, true);
+  nl_consumer_snap *task[2];
+  for (int k = 0; k < 2; k++) {
+    nl_stream_snap *s = add_stream(&w, k ? "DLD" : "DLP");
+    s->last_seq = s->msgs = 1000;
+    nl_consumer_snap *c = task[k] = add_consumer(&w, (size_t)k, "task");
+    c->ack_wait_ns = 2 * SEC;
+    c->delivered_stream_seq = c->delivered_consumer_seq = 100;
+    c->ack_floor_stream_seq = 100;
+    c->num_ack_pending = 1;
+    c->num_pending = 3;
+  }
+  declare(task[1], "max_processing", "7s");
+  world_poll(&w);
+  for (int i = 0; i < 8; i++) {
+    for (int k = 0; k < 2; k++) {
+      nl_consumer_snap *c = task[k];
+      c->delivered_stream_seq += 5;
+      c->delivered_consumer_seq += 5 + (unsigned)(i % 2);
+      c->ack_last_ns = w.t - SEC / 10;
+      c->num_ack_pending = 2;
+      c->num_redelivered = 1;
+    }
+    world_poll(&w);
+  }
+  CHECK(active_for(&w, "DLP", "task", NL_MISSING_PROGRESS));
+  CHECK(!active_for(&w, "DLP", "task", NL_ACK_WAIT_VIOLATION));
+  CHECK(active_for(&w, "DLD", "task", NL_ACK_WAIT_VIOLATION));
+  CHECK(!active_for(&w, "DLD", "task", NL_MISSING_PROGRESS));
+  CHECK_EQ_U(w.onsets[NL_MISSING_PROGRESS], 1);
+  CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 1);
+  world_free(&w);
+}
+
+/* A declaration that cannot be read (a duration in words, workers 0, a
+ * value with control characters) is told once through the engine's
+ * declaration sink with the audit's words and fix, counts as not made,
+ * and is told again only when it changes to another unreadable value or
+ * is broken again after a readable one. Nothing is told with the
+ * configuration classes off. */
+void test_bad_declaration_told_once(void) {
+  world w;
+  world_init(&w, true);
+  add_stream(&w, "DB");
+  nl_consumer_snap *words = add_consumer(&w, 0, "words");
+  words->ack_wait_ns = 2 * SEC;
+  declare(words, "max_processing", "thirty seconds");
+  nl_consumer_snap *zero = add_consumer(&w, 0, "zero");
+  declare(zero, "workers", "0");
+  nl_consumer_snap *ctl = add_consumer(&w, 0, "ctl");
+  ctl->ack_wait_ns = 2 * SEC;
+  declare(ctl, "max_processing", "5s\n\x1b[2J");
+  nl_consumer_snap *fine = add_consumer(&w, 0, "fine");
+  declare(fine, "max_processing", "5s");
+  declare(fine, "unknown", "x");
+  for (int i = 0; i < 10; i++)
+    world_poll(&w);
+  CHECK_EQ_U(w.told, 3);
+  CHECK_EQ_U(w.onsets[NL_ACK_WAIT_VIOLATION], 0);
+  /* Changed to another unreadable value: told again. */
+  declare(words, "max_processing", "a while");
+  world_poll(&w);
+  world_poll(&w);
+  CHECK_EQ_U(w.told, 4);
+  CHECK(strstr(w.last_told.description,
+               "nats_lens.max_processing=\"a while\"") != NULL);
+  CHECK(strcmp(w.last_told.fix_command,
+               "nats consumer edit DB words --metadata "
+               "nats_lens.max_processing=30s") == 0);
+  /* Made readable: it counts (ack_wait 2 s is below it) and nothing is
+   * told; broken again, it is told again. */
+  declare(words, "max_processing", "5s");
+  world_poll(&w);
+  CHECK(active_for(&w, "DB", "words", NL_ACK_WAIT_VIOLATION));
+  CHECK_EQ_U(w.told, 4);
+  declare(words, "max_processing", "a while");
+  world_poll(&w);
+  CHECK_EQ_U(w.told, 5);
+  world_free(&w);
+  world_init(&w, false);
+  add_stream(&w, "DB");
+  words = add_consumer(&w, 0, "words");
+  declare(words, "max_processing", "thirty seconds");
+  world_poll(&w);
+  CHECK_EQ_U(w.told, 0);
   world_free(&w);
 }

@@ -185,6 +185,17 @@ void test_audit_ack_all_parallel(void) {
   c->ack_policy = NL_ACK_ALL;
   c->push = true;
   c->idle_heartbeat_ns = SEC;
+  /* A pinned client (nats-server 2.11+) with standbys: their requests wait
+   * unserved, so they show no parallel worker; declared workers still do. */
+  c = add_consumer(&set, s, "pinned");
+  c->ack_policy = NL_ACK_ALL;
+  c->pinned_client = true;
+  c->num_waiting = 3;
+  c = add_consumer(&set, s, "pinned_declared");
+  c->ack_policy = NL_ACK_ALL;
+  c->pinned_client = true;
+  c->num_waiting = 3;
+  nl_consumer_snap_set_meta(c, "nats_lens.workers", "2");
   nl_audit_result r;
   audit(&set, NULL, &r);
   const nl_audit_finding *f = find(&r, NL_AUDIT_ACK_ALL_PARALLEL, "S", "maybe");
@@ -202,7 +213,12 @@ void test_audit_ack_all_parallel(void) {
   if (f)
     CHECK(nl_finding_get(&f->f, "declared_workers", 0) == 4);
   CHECK(find(&r, NL_AUDIT_ACK_ALL_PARALLEL, "S", "single_push") == NULL);
-  CHECK_EQ_U(r.n, 4);
+  f = find(&r, NL_AUDIT_ACK_ALL_PARALLEL, "S", "pinned");
+  CHECK(f != NULL && nl_finding_get(&f->f, "parallel_seen", -1) == 0);
+  CHECK(f != NULL && nl_finding_get(&f->f, "pinned_client", 0) == 1);
+  f = find(&r, NL_AUDIT_ACK_ALL_PARALLEL, "S", "pinned_declared");
+  CHECK(f != NULL && nl_finding_get(&f->f, "parallel_seen", -1) == 1);
+  CHECK_EQ_U(r.n, 6);
   nl_audit_result_free(&r);
   nl_snapshot_set_clear(&set);
 }
@@ -535,6 +551,9 @@ void test_audit_severity_matches_plugin_class(void) {
   nl_consumer_snap *c = add_consumer(&set, s, "all_waiting");
   c->ack_policy = NL_ACK_ALL;
   c->num_waiting = 2;
+  c = add_consumer(&set, s, "declared");
+  c->ack_wait_ns = 2000000000LL;
+  nl_consumer_snap_set_meta(c, "nats_lens.max_processing", "5s");
   size_t in = add_stream(&set, "IN");
   set.streams[in].retention = NL_RETENTION_INTEREST;
   set.streams[in].consumer_count = 0;
@@ -549,7 +568,7 @@ void test_audit_severity_matches_plugin_class(void) {
     mapped++;
     CHECK(r.items[i].f.severity == nl_class_severity(cls));
   }
-  CHECK_EQ_U(mapped, 7);
+  CHECK_EQ_U(mapped, 8);
   const nl_audit_finding *f = find(&r, NL_AUDIT_UNOBSERVABLE, "GONE", NULL);
   CHECK(f != NULL && nl_finding_get(&f->f, "stream_missing", 0) == 1);
   f = find(&r, NL_AUDIT_UNOBSERVABLE, "S", NULL);

@@ -78,7 +78,7 @@ static void sim_poll(sim *s) {
   set.n_streams = 1;
   set.consumers = &s->consumer;
   set.n_consumers = 1;
-  nl_engine_sink sink = {NULL, NULL, on_transition};
+  nl_engine_sink sink = {.transition = on_transition};
   s->polls++;
   nl_engine_apply(s->engine, &set, s->t, &sink, s);
   nl_consumer_state *st =
@@ -909,7 +909,7 @@ void test_deleted_consumer_clears_findings(void) {
   nl_snapshot_set empty = {0};
   empty.streams = &s.stream;
   empty.n_streams = 1;
-  nl_engine_sink sink = {NULL, NULL, on_transition};
+  nl_engine_sink sink = {.transition = on_transition};
   nl_engine_apply(s.engine, &empty, s.t, &sink, &s);
   CHECK_EQ_U(s.clears[NL_MAX_PENDING_THROTTLE], 1);
   CHECK_EQ_U(nl_registry_size(nl_engine_registry(s.engine)), 0);
@@ -927,7 +927,7 @@ void test_unlisted_consumer_of_incomplete_stream_is_kept(void) {
   s.stream.consumers_complete = false;
   partial.streams = &s.stream;
   partial.n_streams = 1;
-  nl_engine_sink sink = {NULL, NULL, on_transition};
+  nl_engine_sink sink = {.transition = on_transition};
   size_t kept = nl_engine_apply(s.engine, &partial, s.t, &sink, &s);
   CHECK_EQ_U(kept, 1);
   CHECK_EQ_U(s.clears[NL_MAX_PENDING_THROTTLE], 0);
@@ -1044,7 +1044,7 @@ static void sim_poll_without_consumer(sim *s) {
   nl_snapshot_set set = {0};
   set.streams = &s->stream;
   set.n_streams = 1;
-  nl_engine_sink sink = {NULL, NULL, on_transition};
+  nl_engine_sink sink = {.transition = on_transition};
   nl_engine_apply(s->engine, &set, s->t, &sink, s);
   s->t += SEC;
 }

@@ -176,7 +176,7 @@ void test_parse_audit_fields(void) {
       "{\"config\":{\"name\":\"LOCAL\",\"subjects\":\"not an array\"},"
       "\"state\":{},\"cluster\":{\"leader\":\"n1\"}}]}";
   const char *consumers =
-      "{\"total\":2,\"offset\":0,\"limit\":256,\"consumers\":["
+      "{\"total\":4,\"offset\":0,\"limit\":256,\"consumers\":["
       "{\"name\":\"push\",\"config\":{\"deliver_subject\":\"d.push\","
       "\"idle_heartbeat\":5000000000,\"flow_control\":true,"
       "\"backoff\":[1000000000,2000000000,4000000000],"
@@ -185,8 +185,19 @@ void test_parse_audit_fields(void) {
       "\"nats_lens.dead_letter\":\"ORDERS_DLQ\"}},"
       "\"delivered\":{},\"ack_floor\":{}},"
       "{\"name\":\"plain\",\"config\":{\"idle_heartbeat\":-3,"
-      "\"metadata\":[\"not\",\"an\",\"object\"]},"
-      "\"delivered\":{},\"ack_floor\":{}}]}";
+      "\"metadata\":[\"not\",\"an\",\"object\"],\"priority_policy\":7},"
+      "\"delivered\":{},\"ack_floor\":{}},"
+      /* Priority groups as nats-server 2.11.10 lists them. */
+      "{\"name\":\"pin\",\"config\":{\"ack_policy\":\"all\","
+      "\"priority_groups\":[\"g\"],\"priority_policy\":\"pinned_client\","
+      "\"priority_timeout\":10000000000},\"delivered\":{},\"ack_floor\":{},"
+      "\"num_waiting\":2,\"priority_groups\":[{\"group\":\"g\","
+      "\"pinned_client_id\":\"czV2moHToC12WbEeumhh1X\","
+      "\"pinned_ts\":\"2026-12-03T10:10:06.929530946Z\"}]},"
+      "{\"name\":\"over\",\"config\":{\"priority_groups\":[\"g\"],"
+      "\"priority_policy\":\"overflow\"},\"delivered\":{},\"ack_floor\":{},"
+      "\"priority_groups\":[{\"group\":\"g\","
+      "\"pinned_ts\":\"0001-01-01T00:00:00Z\"}]}]}";
   nl_snapshot_set set = {0};
   nl_page_info page;
   char err[256];
@@ -203,8 +214,8 @@ void test_parse_audit_fields(void) {
   }
   CHECK(nl_parse_consumer_list(consumers, strlen(consumers), 0, &set, &page,
                                err, sizeof(err)) == NL_PARSE_OK);
-  CHECK_EQ_U(set.n_consumers, 2);
-  if (set.n_consumers == 2) {
+  CHECK_EQ_U(set.n_consumers, 4);
+  if (set.n_consumers == 4) {
     nl_consumer_snap *c = &set.consumers[0];
     CHECK(c->push);
     CHECK(c->idle_heartbeat_ns == 5 * SEC);
@@ -222,6 +233,11 @@ void test_parse_audit_fields(void) {
     CHECK(!c->flow_control);
     CHECK_EQ_U(c->backoff_steps, 0);
     CHECK_EQ_U(c->n_meta, 0);
+    CHECK(!c->pinned_client);
+    CHECK(set.consumers[2].pinned_client);
+    CHECK_EQ_U(set.consumers[2].num_waiting, 2);
+    CHECK(!set.consumers[3].pinned_client);
+    CHECK(!set.consumers[0].pinned_client);
   }
   nl_snapshot_set_clear(&set);
 }

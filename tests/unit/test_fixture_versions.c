@@ -2,9 +2,12 @@
  * nats-server version (tests/fixtures/<version>/, by
  * tests/tools/record_fixtures.sh) read by the real parsers, with the facts
  * of the recording checked per version: what differs between versions
- * (the MSG_TERMINATED "reason" from 2.10.4, paused consumers from 2.11)
- * and what must not. */
+ * (the MSG_TERMINATED "reason" from 2.10.4, paused consumers and
+ * per-message TTLs from 2.11) and what must not. */
 #include "core/nl_advisory.h"
+#include "core/nl_audit.h"
+#include "core/nl_detect_rejected.h"
+#include "core/nl_expect.h"
 #include "core/nl_parse.h"
 #include "nl_test.h"
 
@@ -239,6 +242,63 @@ static void check_advisories(const fx_version *ver) {
   CHECK(parse_advisory(ver, "advisory_api_audit.json", NULL, &a) == -1);
 }
 
+/* Parses the STREAM.INFO file of the version into set; returns the
+ * stream, or NULL (and a failed check) when it cannot. */
+static const nl_stream_snap *parse_stream_info(const fx_version *ver,
+                                               const char *file,
+                                               nl_snapshot_set *set) {
+  size_t len;
+  char *text = read_version_file(ver, file, &len);
+  if (text == NULL)
+    return NULL;
+  char err[256] = "";
+  int rc = nl_parse_stream_info(text, len, set, err, sizeof(err));
+  free(text);
+  CHECK(rc == NL_PARSE_OK);
+  return rc == NL_PARSE_OK ? &set->streams[set->n_streams - 1] : NULL;
+}
+
+/* What SEQUENCE_GAP tells removals apart by: a key-value replacement's
+ * MSG_TERMINATED has the reason of a limit's removal (from 2.10.4), and
+ * the stream's max_msgs_per_subject; from 2.11, a stream's allow_msg_ttl
+ * and the head past the expired messages; from 2.12, a stream's
+ * allow_msg_schedules and the head past a schedule that fired. */
+static void check_removals(const fx_version *ver, nl_snapshot_set *set) {
+  nl_advisory a;
+  CHECK(parse_advisory(ver, "advisory_terminated_subject.json",
+                       "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.FX_KV.C",
+                       &a) == 0);
+  CHECK(a.kind == NL_ADV_TERMINATED && a.stream_seq == 1);
+  CHECK(a.removed_from_stream == at_least(ver, 2, 10, 4));
+  const nl_stream_snap *s = parse_stream_info(ver, "stream_info_kv.json", set);
+  CHECK(s != NULL && s->max_msgs_per_subject == 1 && !s->allow_msg_ttl &&
+        s->first_seq == 2);
+  if (!at_least(ver, 2, 11, 0))
+    return;
+  s = parse_stream_info(ver, "stream_info_ttl.json", set);
+  CHECK(s != NULL && s->allow_msg_ttl && s->max_msgs_per_subject <= 0 &&
+        s->first_seq == 3 && s->msgs == 1 && !s->allow_msg_schedules);
+  if (!at_least(ver, 2, 12, 0))
+    return;
+  /* A delayed message, the stream's first, fired: its copy is the last
+   * sequence, the head passed it, and the server moved the consumer that
+   * had read nothing past it. */
+  s = parse_stream_info(ver, "stream_info_schedule.json", set);
+  CHECK(s != NULL && s->allow_msg_schedules && s->first_seq == 2 &&
+        s->last_seq == 3 && s->msgs == 2);
+  size_t len;
+  char *text = read_version_file(ver, "consumer_info_schedule.json", &len);
+  if (text == NULL)
+    return;
+  char err[256] = "";
+  CHECK(nl_parse_consumer_info(text, len, set->n_streams - 1, set, err,
+                               sizeof(err)) == NL_PARSE_OK);
+  free(text);
+  const nl_consumer_snap *c = &set->consumers[set->n_consumers - 1];
+  CHECK(c->delivered_consumer_seq == 0 && c->delivered_stream_seq == 1 &&
+        c->num_pending == 2);
+}
+
 /* From 2.11: a consumer paused for an hour, in its CONSUMER.INFO and in
  * the CONSUMER.LIST of its stream. */
 static void check_paused(const fx_version *ver, nl_snapshot_set *set) {
@@ -263,6 +323,136 @@ static void check_paused(const fx_version *ver, nl_snapshot_set *set) {
   CHECK_EQ_U(page.n_items, 1);
   const nl_consumer_snap *c = &set->consumers[set->n_consumers - 1];
   CHECK(c->paused && c->pause_remaining_ns > 3500 * SEC);
+}
+
+/* Whether PUBLISH_REJECTED is raised for stream name of set on a second
+ * poll that saw it as the first did (the size limit needs two). */
+static bool rejected(const nl_snapshot_set *set, const char *name) {
+  const nl_stream_snap *s = nl_test_stream(set, name);
+  CHECK(s != NULL);
+  if (s == NULL)
+    return false;
+  int64_t t = s->last_ts_ns + 5 * SEC;
+  nl_full_prev first = nl_full_next(NULL, s, t - SEC);
+  nl_finding f;
+  return nl_detect_publish_rejected(s, &first, t, &f);
+}
+
+/* Parses the STREAM.LIST reply file of the version into set; returns
+ * false (a failed check) when it is missing or cannot be read. */
+static bool parse_streams(const fx_version *ver, const char *file,
+                          nl_snapshot_set *set) {
+  size_t len;
+  char *text = read_version_file(ver, file, &len);
+  if (text == NULL)
+    return false;
+  nl_page_info page;
+  char err[256] = "";
+  int rc = nl_parse_stream_list(text, len, set, &page, err, sizeof(err));
+  free(text);
+  CHECK(rc == NL_PARSE_OK);
+  return rc == NL_PARSE_OK;
+}
+
+/* STREAM.LIST of the streams at their limits (stream_list_full.json): the
+ * fields PUBLISH_REJECTED reads, and which of them it raises; the
+ * declaration of FX_FULL_OK is metadata from 2.10 and, on any version, the
+ * plugin's StreamDeclaration (applied as the glue applies it). */
+static void check_full(const fx_version *ver) {
+  nl_snapshot_set set = {0};
+  if (!parse_streams(ver, "stream_list_full.json", &set)) {
+    nl_snapshot_set_clear(&set);
+    return;
+  }
+  CHECK_EQ_U(set.n_streams, 6);
+  const nl_stream_snap *s = nl_test_stream(&set, "FX_FULL_SUBJ");
+  CHECK(s != NULL && s->discard_new && s->discard_new_per_subject &&
+        s->max_msgs_per_subject == 2 && s->num_subjects == 2 && s->msgs == 4 &&
+        s->last_ts_ns > 0);
+  s = nl_test_stream(&set, "FX_FULL_BYTES");
+  CHECK(s != NULL && s->max_bytes == 1000 && s->bytes > 1000 - 129 &&
+        nl_stream_full(s) == NL_FULL_BYTES);
+  s = nl_test_stream(&set, "FX_FULL_OK");
+  bool meta = at_least(ver, 2, 10, 0);
+  CHECK(s != NULL &&
+        (nl_stream_snap_meta(s, "nats_lens.full_ok") != NULL) == meta);
+  CHECK(rejected(&set, "FX_FULL_MSGS"));
+  CHECK(rejected(&set, "FX_FULL_BYTES"));
+  CHECK(rejected(&set, "FX_FULL_SUBJ"));
+  CHECK(!rejected(&set, "FX_FULL_ROOM"));
+  CHECK(!rejected(&set, "FX_FULL_OLD"));
+  CHECK(rejected(&set, "FX_FULL_OK") == !meta);
+  nl_expect_spec spec = {"FX_FULL_O?", NULL, "full_ok", "true"};
+  CHECK_EQ_U(nl_expect_apply_streams(&spec, 1, &set), 1);
+  CHECK(!rejected(&set, "FX_FULL_OK"));
+  nl_snapshot_set_clear(&set);
+}
+
+/* The CONSUMER_SINGLE_REPLICA finding of consumer name of set (the audit
+ * rule the plugin raises it through), or NULL. */
+static const nl_audit_finding *single_replica(const nl_snapshot_set *set,
+                                              const char *stream,
+                                              const char *name,
+                                              nl_audit_result *r) {
+  nl_audit_params p;
+  nl_audit_params_default(&p);
+  for (size_t i = 0; i < set->n_consumers; i++) {
+    const nl_consumer_snap *c = &set->consumers[i];
+    if (strcmp(c->name, name) != 0 || strcmp(c->stream, stream) != 0)
+      continue;
+    r->n = 0;
+    CHECK(nl_audit_consumer(set, i, &p, 1u << NL_AUDIT_CONSUMER_SINGLE_REPLICA,
+                            r) == 0);
+    return r->n > 0 ? &r->items[0] : NULL;
+  }
+  CHECK(name == NULL); /* The consumer was not parsed. */
+  return NULL;
+}
+
+/* The 3-node cluster's replies about consumer replicas
+ * (record_cluster_fixtures.sh): num_replicas and mem_storage read, and
+ * which consumers CONSUMER_SINGLE_REPLICA names. */
+static void check_replicas(const fx_version *ver) {
+  nl_snapshot_set set = {0};
+  if (!parse_streams(ver, "stream_list_replicas.json", &set)) {
+    nl_snapshot_set_clear(&set);
+    return;
+  }
+  nl_page_info page;
+  size_t file = stream_index(&set, "FX_REP_FILE");
+  size_t mem = stream_index(&set, "FX_REP_MEM");
+  CHECK(set.streams[file].replicas == 3 && !set.streams[file].memory_storage &&
+        set.streams[file].cluster != NULL);
+  CHECK(set.streams[mem].memory_storage);
+  CHECK(parse_consumers(ver, "consumer_list_replicas.json", file, &set,
+                        &page) == NL_PARSE_OK);
+  CHECK_EQ_U(page.n_items, 6);
+  CHECK(parse_consumers(ver, "consumer_list_replicas_memory.json", mem, &set,
+                        &page) == NL_PARSE_OK);
+  const nl_consumer_snap *c = find_consumer(&set, "R1");
+  CHECK(c != NULL && c->num_replicas == 1 && !c->mem_storage);
+  c = find_consumer(&set, "INHERIT");
+  CHECK(c != NULL && c->num_replicas == 0);
+  nl_audit_result r = {0};
+  const nl_audit_finding *f = single_replica(&set, "FX_REP_FILE", "R1", &r);
+  CHECK(f != NULL &&
+        strcmp(f->f.fix_command,
+               "nats consumer edit FX_REP_FILE R1 --replicas 3") == 0);
+  f = single_replica(&set, "FX_REP_FILE", "MEM", &r);
+  CHECK(f != NULL && f->f.fix_command[0] == '\0' &&
+        nl_finding_get(&f->f, "consumer_replicas", 0) == 3);
+  static const char *const silent[] = {"INHERIT", "R3", "NONE_R1"};
+  for (size_t i = 0; i < sizeof(silent) / sizeof(silent[0]); i++)
+    CHECK(single_replica(&set, "FX_REP_FILE", silent[i], &r) == NULL);
+  /* The ephemeral consumer of an ordered read, and mem_storage on a
+   * memory stream. */
+  for (size_t i = 0; i < set.n_consumers; i++)
+    if (!set.consumers[i].durable)
+      CHECK(single_replica(&set, "FX_REP_FILE", set.consumers[i].name, &r) ==
+            NULL);
+  CHECK(single_replica(&set, "FX_REP_MEM", "MEM", &r) == NULL);
+  nl_audit_result_free(&r);
+  nl_snapshot_set_clear(&set);
 }
 
 static int by_version(const void *a, const void *b) {
@@ -295,6 +485,9 @@ void test_fixture_versions(void) {
     check_pages_and_errors(&versions[i], &set);
     check_advisories(&versions[i]);
     check_paused(&versions[i], &set);
+    check_removals(&versions[i], &set);
+    check_full(&versions[i]);
+    check_replicas(&versions[i]);
     nl_snapshot_set_clear(&set);
     if (nl_test_failures != before)
       fprintf(stderr, "  in fixtures of nats-server %s\n", versions[i].name);

@@ -148,7 +148,8 @@ void test_scope_engine_led_elsewhere(void) {
   set.consumers = &c;
   set.n_consumers = 1;
   scope_counts n = {0};
-  nl_engine_sink sink = {NULL, count_stream, count_transition};
+  nl_engine_sink sink = {.stream = count_stream,
+                         .transition = count_transition};
   int64_t t = 1700000000LL * SEC;
   nl_engine_apply(e, &set, t, &sink, &n);
   CHECK_EQ_U(n.onsets, 1);

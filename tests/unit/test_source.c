@@ -92,7 +92,7 @@ static void run_init(run *r) {
 
 /* Applies set at the run's time, then advances it by step seconds. */
 static void run_poll(run *r, const nl_snapshot_set *set, int step) {
-  nl_engine_sink sink = {NULL, on_stream, on_transition};
+  nl_engine_sink sink = {.stream = on_stream, .transition = on_transition};
   nl_engine_apply(r->engine, set, r->t, &sink, r);
   r->t += step * SEC;
 }
@@ -581,8 +581,9 @@ void test_source_parse_odd(void) {
       "\"total\":1,\"offset\":0,\"limit\":256,\"streams\":[{"
       "\"config\":{\"name\":\"C\",\"sources\":[{\"name\":\"A\"},"
       "{\"name\":7},{\"name\":\"\"},{\"name\":\"B\",\"external\":{\"api\":"
-      "\"$JS.x.API\"},\"opt_start_seq\":9,\"subject_transforms\":[{\"src\":\"b.>\",\"dest\":"
-      "\"c.>\"}]},{\"name\":\"A\",\"filter_subject\":\"a.b\"}]},"
+      "\"$JS.x.API\"},\"opt_start_seq\":9,\"subject_transforms\":[{"
+      "\"src\":\"b.>\",\"dest\":\"c.>\"}]},{\"name\":\"A\","
+      "\"filter_subject\":\"a.b\"}]},"
       "\"created\":\"2026-12-01T00:00:00Z\",\"state\":{\"messages\":1,"
       "\"last_seq\":1,\"last_ts\":\"bad\"},"
       "\"sources\":[{\"name\":\"Z\",\"lag\":99,\"active\":1},"
