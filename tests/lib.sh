@@ -325,7 +325,12 @@ nl_held_throttle() {
 # back from the server. Prints "field=value" for each
 # setting read back; returns 0 only when the server holds every value the
 # command asked for (it may override or refuse one: a backoff replaces
-# ack_wait), 2 for a command it cannot apply.
+# ack_wait), 2 for a command it cannot apply. The stream created again
+# from its own configuration (`nats stream info S --json > F && nats stream
+# rm S -f && nats stream add S --config F`) is applied as the nats CLI does
+# it: the configuration read, the stream deleted, and created again from
+# that configuration less the server's reserved metadata ("_nats."); the
+# mirror and sources read back must be those it had.
 nl_apply_fix() {
   local port=$1 cmd=$2 w
   read -ra w <<<"$cmd"
@@ -393,6 +398,36 @@ elif words[:3] == ["nats", "stream", "edit"] and len(words) >= 4:
     run("stream-edit", stream, *edit)
     cfg = json.loads(run("request", "$JS.API.STREAM.INFO." + stream,
                          ""))["config"]
+elif words[:3] == ["nats", "stream", "info"] and words.count("&&") == 2:
+    # nats stream info S --json > F && nats stream rm S -f &&
+    # nats stream add S --config F (S and F single-quoted when needed).
+    def unq(w):
+        return w[1:-1].replace("'\\''", "'") if w[:1] == "'" else w
+    cut = [i for i, w in enumerate(words) if w == "&&"]
+    info, rm, add = (words[:cut[0]], words[cut[0] + 1:cut[1]],
+                     words[cut[1] + 1:])
+    stream, file = unq(info[3]) if len(info) > 3 else None, info[-1]
+    if (len(info) != 7 or info[4:6] != ["--json", ">"] or
+            rm[:3] != ["nats", "stream", "rm"] or rm[3:] != [info[3], "-f"] or
+            add[:3] != ["nats", "stream", "add"] or
+            add[3:] != [info[3], "--config", file]):
+        sys.exit(2)
+    old = json.loads(run("request", "$JS.API.STREAM.INFO." + stream, ""))
+    want = {k: old["config"].get(k) for k in ("mirror", "sources")}
+    new = dict(old["config"])
+    meta = {k: v for k, v in (new.get("metadata") or {}).items()
+            if not k.startswith("_nats.")}
+    new["metadata"] = meta or None
+    if new["metadata"] is None:
+        del new["metadata"]
+    run("stream-delete", stream)
+    made = json.loads(run("request", "$JS.API.STREAM.CREATE." + stream,
+                          json.dumps(new)))
+    if "error" in made:
+        sys.exit("fix not applied: %s" % made["error"])
+    cfg = json.loads(run("request", "$JS.API.STREAM.INFO." + stream,
+                         ""))["config"]
+    print("created=%s" % json.dumps(made.get("created")))
 else:
     sys.exit(2)
 ok = True

@@ -45,6 +45,8 @@ static const struct {
     [NL_CONSUMER_SINGLE_REPLICA] = {"CONSUMER_SINGLE_REPLICA",
                                     "consumer_single_replica",
                                     NL_SEVERITY_WARNING},
+    [NL_SOURCE_STALLED] = {"SOURCE_STALLED", "source_stalled",
+                           NL_SEVERITY_CRITICAL, true},
 };
 
 const char *nl_class_name(nl_class cls) {

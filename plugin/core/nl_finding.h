@@ -23,6 +23,7 @@ typedef enum {
   NL_STREAM_SINGLE_REPLICA, /* Stream-level. */
   NL_PUBLISH_REJECTED,      /* Stream-level. */
   NL_CONSUMER_SINGLE_REPLICA,
+  NL_SOURCE_STALLED, /* Stream-level: the copy (mirror or sources). */
   NL_CLASS_COUNT
 } nl_class;
 

@@ -261,6 +261,26 @@ def patterns(langs):
                      [st("FULLOK", "--discard", "new", "--max-msgs", "100")],
                      [pub("pub", s("FULLOK"), 5, "--keep-going")],
                      polled=False))
+    P.append(pattern("MIRIDLE", "c", "an idle origin with a mirror and a "
+                     "sourced stream: nothing new to take",
+                     [st("MIRIDLE"), tool("publish", s("MIRIDLE"), "--count",
+                                          "50"),
+                      tool("request", "$JS.API.STREAM.CREATE.M_MIRIDLE_M",
+                           '{"name":"M_MIRIDLE_M","mirror":{"name":'
+                           '"M_MIRIDLE"}}'),
+                      tool("request", "$JS.API.STREAM.CREATE.M_MIRIDLE_S",
+                           '{"name":"M_MIRIDLE_S","sources":[{"name":'
+                           '"M_MIRIDLE"}]}')], [], polled=False, busy=False,
+                     cleanup=["M_MIRIDLE_M", "M_MIRIDLE_S"]))
+    P.append(pattern("MIRFILT", "c", "a source filtered on a subject its "
+                     "origin never receives (the origin at 5 msg/s on "
+                     "another)",
+                     [st("MIRFILT"),
+                      tool("request", "$JS.API.STREAM.CREATE.M_MIRFILT_S",
+                           '{"name":"M_MIRFILT_S","sources":[{"name":'
+                           '"M_MIRFILT","filter_subject":"m_mirfilt.other"}]}')],
+                     [pub("pub", s("MIRFILT"), 5)], polled=False, busy=False,
+                     cleanup=["M_MIRFILT_S"]))
     # In Go (nats.go) and JavaScript (nats.js): key-value, object store and
     # an ordered consumer.
     for lang, client in (("go", "nats.go"), ("js", "nats.js")):

@@ -10,6 +10,7 @@ fault stays in place long enough for the detector's documented latency
 (docs/detectors.md) at any interval.
 """
 
+import json
 import os
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -24,13 +25,14 @@ SHORT = {"ACK_WAIT_VIOLATION": "AW", "SEQUENCE_GAP": "GAP",
          "ACK_NONE_CONSUMER": "ANC", "INTEREST_NO_CONSUMERS": "INC",
          "PUSH_UNBOUND": "PU", "STREAM_SINGLE_REPLICA": "SR1",
          "CONSUMER_UNOBSERVABLE": "UO", "PUBLISH_REJECTED": "PR",
-         "CONSUMER_SINGLE_REPLICA": "CR1"}
+         "CONSUMER_SINGLE_REPLICA": "CR1", "SOURCE_STALLED": "SS"}
 
 # The classes beyond the five (docs/detectors.md), in table order.
 EXT_CLASSES = ["MAX_DELIVER_EXHAUSTED", "ACK_ALL_PARALLEL", "RETENTION_RISK",
                "ACK_NONE_CONSUMER", "INTEREST_NO_CONSUMERS", "PUSH_UNBOUND",
                "STREAM_SINGLE_REPLICA", "CONSUMER_UNOBSERVABLE",
-               "PUBLISH_REJECTED", "CONSUMER_SINGLE_REPLICA"]
+               "PUBLISH_REJECTED", "CONSUMER_SINGLE_REPLICA",
+               "SOURCE_STALLED"]
 ALL_CLASSES = CLASSES + EXT_CLASSES
 # Faults made by the consuming application: one row per injector language.
 # The others are pure configuration, injected with nl-inject (language
@@ -44,7 +46,8 @@ NODE_KILL = ("CONSUMER_UNOBSERVABLE",)
 # Classes about a stream: no consumer in the notification, the health event
 # or the CSV value (nats_lens_<class> without a type instance).
 STREAM_CLASSES = ("INTEREST_NO_CONSUMERS", "STREAM_SINGLE_REPLICA",
-                  "CONSUMER_UNOBSERVABLE", "PUBLISH_REJECTED")
+                  "CONSUMER_UNOBSERVABLE", "PUBLISH_REJECTED",
+                  "SOURCE_STALLED")
 # Notifications about the plugin's view, not about a delivery fault: never
 # counted as another class unless the case expects them.
 OPERATIONAL = ("CONSUMER_UNOBSERVABLE",)
@@ -486,7 +489,39 @@ def ext_case(cls, lang, rnd, d, replicas, tag="X"):
                     "set to the stream's (consumer edit --replicas)"
                     % replicas,
                     polled=("nats_lens_seq", "last"), trace=False)
+    if cls == "SOURCE_STALLED":
+        # A mirror of an origin of 20 messages; the origin is deleted,
+        # created again and given 10 new messages, all below the mirror's
+        # position: the mirror never takes them (it waits for the new
+        # origin to pass 20 on nats-server 2.9, resumes past them from
+        # 2.10). The fix is the one the finding prints, the mirror created
+        # again from its configuration (a mirror cannot be edited); it then
+        # takes the new origin from its first message.
+        origin = stream + "_O"
+        mirror = json_text({"name": stream, "mirror": {"name": origin},
+                            "num_replicas": replicas})
+        return Case(name, stream, c, lang, cls, None,
+                    [tool(*stream_args(origin, replicas)),
+                     tool("request", "$JS.API.STREAM.CREATE." + stream,
+                          mirror),
+                     tool("publish", origin.lower() + ".x", "--count", "20")],
+                    [tool("stream-delete", origin),
+                     tool(*stream_args(origin, replicas)),
+                     tool("publish", origin.lower() + ".x", "--count", "10")],
+                    [tool("stream-delete", stream),
+                     tool("request", "$JS.API.STREAM.CREATE." + stream,
+                          mirror)],
+                    note="mirror of an origin of 20 messages; the origin is "
+                    "deleted, created again and given 10; fix: the mirror "
+                    "created again from its configuration",
+                    polled=("nats_lens_seq", "last"), trace=False,
+                    cleanup=[origin])
     raise ValueError(cls)
+
+
+def json_text(obj):
+    """obj as compact JSON (a request body)."""
+    return json.dumps(obj, separators=(",", ":"))
 
 
 def ext_classes(topology):

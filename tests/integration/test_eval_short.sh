@@ -97,7 +97,7 @@ for row in ext:
     line(ok, name, detail)
 want = {"MAX_DELIVER_EXHAUSTED", "ACK_ALL_PARALLEL", "RETENTION_RISK",
         "ACK_NONE_CONSUMER", "INTEREST_NO_CONSUMERS", "PUSH_UNBOUND",
-        "PUBLISH_REJECTED"}
+        "PUBLISH_REJECTED", "SOURCE_STALLED"}
 got = {row["cls"] for row in ext}
 line(got == want, "ext/rows", "%d classes beyond the five" % len(got)
      if got == want else "missing %s" % ", ".join(sorted(want - got)))

@@ -20,32 +20,11 @@ set -eu
 TOOLS=$(cd "$(dirname "$0")" && pwd)
 OUT=${1:-$TOOLS/../fixtures}
 . "$TOOLS/../nats_server.sh"
-if [ -z "${PORT:-}" ]; then
-  PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-fi
-NL=${NL:-$TOOLS/nl-inject}
-SRV=nats://127.0.0.1:$PORT
-DIR=$(mktemp -d /tmp/nl-fixtures.XXXXXX)
+. "$TOOLS/fixture_server.sh"
 mkdir -p "$OUT"
 
-nats-server -js -a 127.0.0.1 -p "$PORT" -sd "$DIR" >"$DIR/server.log" 2>&1 &
-SERVER_PID=$!
-BG_PIDS=()
-cleanup() {
-  for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  kill "$SERVER_PID" 2>/dev/null || true
-  wait "$SERVER_PID" 2>/dev/null || true
-  rm -rf "$DIR"
-}
-trap cleanup EXIT
-for _ in $(seq 50); do
-  grep -q "Server is ready" "$DIR/server.log" && break
-  sleep 0.1
-done
-if ! grep -q "Server is ready" "$DIR/server.log"; then
-  cat "$DIR/server.log" >&2
-  exit 1
-fi
+fixture_server nl-fixtures
+SRV=nats://127.0.0.1:$PORT
 # "2.11.10" from "nats-server: v2.11.10".
 VERSION=$(nats-server --version | sed -n 's/.* v\{0,1\}\([0-9][0-9.]*\).*/\1/p')
 echo "nats-server $VERSION on port $PORT"
