@@ -45,6 +45,7 @@ static const struct {
     [NL_CONSUMER_SINGLE_REPLICA] = {"CONSUMER_SINGLE_REPLICA",
                                     "consumer_single_replica",
                                     NL_SEVERITY_WARNING},
+    [NL_RATE_LIMITED] = {"RATE_LIMITED", "rate_limited", NL_SEVERITY_WARNING},
 };
 
 const char *nl_class_name(nl_class cls) {

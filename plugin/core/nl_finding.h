@@ -23,6 +23,7 @@ typedef enum {
   NL_STREAM_SINGLE_REPLICA, /* Stream-level. */
   NL_PUBLISH_REJECTED,      /* Stream-level. */
   NL_CONSUMER_SINGLE_REPLICA,
+  NL_RATE_LIMITED,
   NL_CLASS_COUNT
 } nl_class;
 

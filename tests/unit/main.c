@@ -210,6 +210,13 @@ const nl_consumer_snap *nl_test_consumer(const nl_snapshot_set *set,
   X(test_coverage_moved_to_silent_agent)                                       \
   X(test_event_agent_fields)                                                   \
   X(test_paused_consumer)                                                      \
+  X(test_rate_limited_raised_and_fixed)                                        \
+  X(test_rate_limited_filtered)                                                \
+  X(test_rate_limited_healthy_are_silent)                                      \
+  X(test_rate_limited_holds_and_clears)                                        \
+  X(test_rate_limited_window_in_polls)                                         \
+  X(test_rate_limited_behind_margin)                                           \
+  X(test_rate_bytes_per_delivery)                                              \
   X(test_fixture_versions)
 
 #define DECLARE(name) void name(void);
