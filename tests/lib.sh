@@ -300,6 +300,15 @@ nl_inject() {
   "$NL_INJECT" --server "nats://127.0.0.1:$port" "$@"
 }
 
+# nl_inject_bg PORT NAME ARGS...: runs the fault injector in the
+# background (stopped when the test exits), its output in $NL_TMP/NAME.out.
+nl_inject_bg() {
+  local port=$1 name=$2
+  shift 2
+  nl_inject "$port" "$@" >"$NL_TMP/$name.out" 2>&1 &
+  NL_PIDS+=($!)
+}
+
 # nl_held_throttle PORT [SECONDS]: a MAX_PENDING_THROTTLE that holds for
 # SECONDS (default 60): stream MP, consumer stuck (ack_wait 60 s,
 # max_ack_pending 5, so no redelivery meanwhile), 50 messages, and a worker
@@ -322,7 +331,11 @@ nl_held_throttle() {
 # --max-msgs-per-subject, --max-age, --replicas, --discard old|new for a
 # stream) with nl-inject's consumer-edit or stream-edit, which change only
 # the named settings as the nats CLI does, then reads the configuration
-# back from the server. Prints "field=value" for each
+# back from the server. `nats consumer edit S C --config FILE` sends FILE's
+# configuration (FILE as `nats consumer info S C --json` prints it, or the
+# configuration alone) as an update of the consumer, as the nats CLI does:
+# the server's reserved _nats.* metadata left out; the settings it asks
+# for are those where FILE differs from the consumer's configuration. Prints "field=value" for each
 # setting read back; returns 0 only when the server holds every value the
 # command asked for (it may override or refuse one: a backoff replaces
 # ack_wait), 2 for a command it cannot apply. The stream created again
@@ -345,7 +358,29 @@ def run(*args):
     if p.returncode != 0:
         sys.exit("fix not applied: %s" % (p.stderr or p.stdout).strip())
     return p.stdout
-if words[:3] == ["nats", "consumer", "edit"] and len(words) >= 5:
+if words[:3] == ["nats", "consumer", "edit"] and words[5:6] == ["--config"]:
+    stream, consumer = words[3], words[4]
+    if len(words) != 7:
+        sys.exit(2)
+    with open(words[6]) as f:
+        new = json.load(f)
+    new = new.get("config", new)
+    meta = {k: v for k, v in (new.get("metadata") or {}).items()
+            if not k.startswith("_nats.")}
+    new.pop("metadata", None)
+    if meta:
+        new["metadata"] = meta
+    old = json.loads(run("info", stream, consumer))["config"]
+    want = {k: v for k, v in new.items() if k != "metadata" and old.get(k) != v}
+    if not want:
+        sys.exit(2)
+    reply = json.loads(run("request", "$JS.API.CONSUMER.DURABLE.CREATE.%s.%s"
+                           % (stream, consumer),
+                           json.dumps({"stream_name": stream, "config": new})))
+    if "error" in reply:
+        sys.exit("fix not applied: %s" % json.dumps(reply["error"]))
+    cfg = json.loads(run("info", stream, consumer))["config"]
+elif words[:3] == ["nats", "consumer", "edit"] and len(words) >= 5:
     stream, consumer, flags = words[3], words[4], words[5:]
     opts = dict(zip(flags[::2], flags[1::2]))
     edit, want = [], {}
@@ -437,6 +472,34 @@ for key, value in want.items():
     ok = ok and got == value
 sys.exit(0 if ok else 1)
 PY
+}
+
+# nl_apply_recommended_rate PORT RECOMMENDATION: does what a RATE_LIMITED
+# recommendation says, as the nats CLI would: it reads the rate to set
+# ("set rate_limit_bps to N") and the consumer ("nats consumer info S C
+# --json" ... "nats consumer edit S C --config FILE"), writes the
+# consumer's information with config.rate_limit_bps N to FILE and applies
+# the edit with nl_apply_fix, which reads the configuration back. Prints
+# what nl_apply_fix prints; returns 0 only when the server holds N, 2 when
+# the recommendation does not say it.
+nl_apply_recommended_rate() {
+  local port=$1 file=$NL_TMP/rate-limit-fix.json words
+  words=$(python3 -c '
+import re, sys
+rec = sys.argv[1]
+rate = re.search(r"set rate_limit_bps to (\d+)", rec)
+info = re.search(r"nats consumer info (\S+) (\S+) --json", rec)
+edit = re.search(r"nats consumer edit (\S+) (\S+) --config FILE", rec)
+if not rate or not info or not edit or info.groups() != edit.groups():
+    sys.exit(2)
+print(rate.group(1), *edit.groups())' "$2") || return 2
+  set -- "$port" $words
+  nl_inject "$port" info "$3" "$4" | python3 -c '
+import json, sys
+nfo = json.load(sys.stdin)
+nfo["config"]["rate_limit_bps"] = int(sys.argv[1])
+json.dump(nfo, open(sys.argv[2], "w"))' "$2" "$file" || return 1
+  nl_apply_fix "$port" "nats consumer edit $3 $4 --config $file"
 }
 
 # nl_notifications [PATTERN]: the notification lines logged so far.

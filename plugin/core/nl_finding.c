@@ -47,6 +47,7 @@ static const struct {
                                     NL_SEVERITY_WARNING},
     [NL_SOURCE_STALLED] = {"SOURCE_STALLED", "source_stalled",
                            NL_SEVERITY_CRITICAL, true},
+    [NL_RATE_LIMITED] = {"RATE_LIMITED", "rate_limited", NL_SEVERITY_WARNING},
 };
 
 const char *nl_class_name(nl_class cls) {

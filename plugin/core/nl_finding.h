@@ -24,6 +24,7 @@ typedef enum {
   NL_PUBLISH_REJECTED,      /* Stream-level. */
   NL_CONSUMER_SINGLE_REPLICA,
   NL_SOURCE_STALLED, /* Stream-level: the copy (mirror or sources). */
+  NL_RATE_LIMITED,
   NL_CLASS_COUNT
 } nl_class;
 

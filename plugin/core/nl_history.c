@@ -108,6 +108,7 @@ static void state_clear(nl_consumer_state *st) {
   free(st->events);
   free(st->ext);
   free(st->retention);
+  free(st->rate);
   free(st->loss);
   if (st->stream != ((state_slot *)st)->names)
     free(st->stream);
@@ -277,6 +278,8 @@ static void state_reset(nl_consumer_state *st, int64_t created_ns) {
   st->ext = NULL;
   free(st->retention);
   st->retention = NULL;
+  free(st->rate);
+  st->rate = NULL;
   st->count = 0;
   st->past_head = 0;
   st->n_events = 0;

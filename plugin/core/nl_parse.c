@@ -479,6 +479,7 @@ static int read_stream(json_object *item, nl_stream_snap *s) {
   read_metadata(cfg, keep_stream_meta, s);
   const char *storage = get_str(cfg, "storage");
   s->memory_storage = storage != NULL && strcmp(storage, "memory") == 0;
+  s->max_msg_size = get_i64(cfg, "max_msg_size", -1);
   /* Only clustered servers name a cluster in the item. */
   const char *cluster =
       get_str(member(item, "cluster", json_type_object), "name");
@@ -601,6 +602,8 @@ static int read_consumer(json_object *item, const char *stream,
   if (c->num_replicas < 0 || c->num_replicas > 1000)
     c->num_replicas = 0;
   c->mem_storage = get_bool(cfg, "mem_storage");
+  c->rate_limit_bps = get_u64(cfg, "rate_limit_bps", 0);
+  c->headers_only = get_bool(cfg, "headers_only");
   c->paused = get_bool(item, "paused");
   c->pause_remaining_ns = c->paused ? get_i64(item, "pause_remaining", 0) : 0;
   return 0;

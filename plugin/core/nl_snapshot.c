@@ -158,7 +158,9 @@ uint64_t nl_config_key(const nl_consumer_snap *c, int64_t created_ns,
                    c->flow_control,
                    c->pinned_client,
                    c->num_replicas,
-                   c->mem_storage};
+                   c->mem_storage,
+                   (int64_t)c->rate_limit_bps,
+                   c->headers_only};
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
       h = fnv_i64(h, v[i]);
     for (size_t i = 0; i < c->n_meta; i++)

@@ -124,6 +124,9 @@ typedef struct {
   nl_source_link *links;
   size_t n_links;
   bool is_mirror;
+  /* Largest message the stream takes (config.max_msg_size); -1 or 0: the
+   * account's or server's max payload. */
+  int64_t max_msg_size;
 } nl_stream_snap;
 
 /* Most upstream links kept from one stream item; the rest are dropped. */
@@ -190,6 +193,12 @@ typedef struct {
    * and whether its state is kept in memory (config.mem_storage). */
   int num_replicas;
   bool mem_storage;
+  /* Push consumers: the server delivers at most rate_limit_bps / 8 bytes
+   * a second (config.rate_limit_bps; 0: no limit), counting each
+   * delivery's subject, reply subject, headers and payload. */
+  uint64_t rate_limit_bps;
+  /* config.headers_only: deliveries carry the headers, not the payload. */
+  bool headers_only;
 } nl_consumer_snap;
 
 /* A consumer by name (both owned), for the consumers a server stores a

@@ -226,6 +226,33 @@ def patterns(langs):
                       work("w", "M_PUSH", "c", "--mode", "push",
                            "--deliver-subject", "deliver.m_push",
                            "--queue", "g")]))
+    # Push consumers with a rate limit (RATE_LIMITED's look-alikes), on
+    # streams with max_msg_size 1024 so that the limit's first burst is
+    # 1 kB: one whose limit (24,000 bit/s, 3,000 B/s) is above its 10 msg/s
+    # of 100 bytes (about 1,500 B/s as the server counts deliveries), with
+    # a backlog of 300 to drain at its limit first; one limited to 8,000
+    # bit/s (1,000 B/s) fed bursts of 100 every 30 s (about 500 B/s on
+    # average), each drained in about 15 s.
+    for tag, bps, note in (("RLABOVE", "24000", "a push consumer limited to "
+                            "24,000 bit/s, above its 10 msg/s of 100 bytes, "
+                            "after a backlog of 300 drained at its limit"),
+                           ("RLBURST", "8000", "a push consumer limited to "
+                            "8,000 bit/s fed bursts of 100 messages of 100 "
+                            "bytes every 30 s, each drained at its limit")):
+        dsub = "deliver." + tag.lower()
+        setup = [st(tag, "--max-msg-size", "1024"),
+                 cc(tag, "c", "--ack-wait", "30", "--deliver-subject", dsub,
+                    "--rate-limit-bps", bps)]
+        services = [work("w", "M_" + tag, "c", "--mode", "push",
+                         "--deliver-subject", dsub)]
+        if tag == "RLABOVE":
+            setup.append(tool("publish", s(tag), "--count", "300", "--size",
+                              "100"))
+            services.append(pub("pub", s(tag), 10, "--size", "100"))
+        else:
+            services.append(every(30, tool("publish", s(tag), "--count",
+                                           "100", "--size", "100")))
+        P.append(pattern(tag, "c", note, setup, services))
     P.append(pattern("MIRROR", "c", "a mirror and a sourced stream of an "
                      "origin at 10 msg/s, with a consumer on the mirror",
                      [st("MIRO"),

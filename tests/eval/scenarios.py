@@ -25,14 +25,15 @@ SHORT = {"ACK_WAIT_VIOLATION": "AW", "SEQUENCE_GAP": "GAP",
          "ACK_NONE_CONSUMER": "ANC", "INTEREST_NO_CONSUMERS": "INC",
          "PUSH_UNBOUND": "PU", "STREAM_SINGLE_REPLICA": "SR1",
          "CONSUMER_UNOBSERVABLE": "UO", "PUBLISH_REJECTED": "PR",
-         "CONSUMER_SINGLE_REPLICA": "CR1", "SOURCE_STALLED": "SS"}
+         "CONSUMER_SINGLE_REPLICA": "CR1", "SOURCE_STALLED": "SS",
+         "RATE_LIMITED": "RL"}
 
 # The classes beyond the five (docs/detectors.md), in table order.
 EXT_CLASSES = ["MAX_DELIVER_EXHAUSTED", "ACK_ALL_PARALLEL", "RETENTION_RISK",
                "ACK_NONE_CONSUMER", "INTEREST_NO_CONSUMERS", "PUSH_UNBOUND",
                "STREAM_SINGLE_REPLICA", "CONSUMER_UNOBSERVABLE",
                "PUBLISH_REJECTED", "CONSUMER_SINGLE_REPLICA",
-               "SOURCE_STALLED"]
+               "SOURCE_STALLED", "RATE_LIMITED"]
 ALL_CLASSES = CLASSES + EXT_CLASSES
 # Faults made by the consuming application: one row per injector language.
 # The others are pure configuration, injected with nl-inject (language
@@ -141,7 +142,7 @@ class Case:
                  setup, inject, fix=None, observe_s=0.0, note="",
                  min_fire_s=0.0, hold_s=0.0, polled=("nats_lens_num_pending",
                                                      None),
-                 trace=True, cleanup=(), allowed=()):
+                 trace=True, cleanup=(), allowed=(), detect_s=0.0):
         self.name, self.stream, self.consumer, self.lang = (
             name, stream, consumer, lang)
         self.expect, self.signal = expect, signal
@@ -157,6 +158,10 @@ class Case:
         self.polled = (polled[0], polled[1] or consumer) if polled else None
         self.trace, self.cleanup, self.allowed = trace, list(cleanup), \
             list(allowed)
+        # detect_s: how long after the injection the class may take to
+        # fire, when its documented latency is longer than the harness's
+        # 40 D + 60 s (a window of its own).
+        self.detect_s = detect_s
 
 
 def stream_args(stream, replicas, *extra):
@@ -516,6 +521,36 @@ def ext_case(cls, lang, rnd, d, replicas, tag="X"):
                     "created again from its configuration",
                     polled=("nats_lens_seq", "last"), trace=False,
                     cleanup=[origin])
+    if cls == "RATE_LIMITED":
+        # A push consumer limited to 8,000 bit/s (1,000 B/s, about 6.5
+        # deliveries a second of these 100-byte messages) while 10 msg/s
+        # arrive, on a stream whose max_msg_size of 1024 makes the limit's
+        # first burst 1 kB. Detection waits RateLimitedSeconds (180 s, the
+        # default) of polls that show it at its limit and behind. The fix
+        # is the recommendation's: an update of the consumer with
+        # rate_limit_bps raised, the rest kept.
+        dsub = "dlv." + stream.lower()
+        hold = str(int(80 * d + 420))
+        return Case(name, stream, c, lang, cls, None,
+                    [tool(*st + ["--storage", "file", "--max-msg-size",
+                                 "1024"]),
+                     tool("consumer-create", stream, c, "--deliver-subject",
+                          dsub, "--ack-wait", "30", "--rate-limit-bps",
+                          "8000"),
+                     bg("sub", "consume", stream, c, "--mode", "push",
+                        "--deliver-subject", dsub, "--duration", hold)],
+                    [bg("pub", "publish", subj, "--count",
+                        str(10 * int(hold)), "--rate", "10", "--size",
+                        "100")],
+                    [tool("consumer-edit", stream, c, "--rate-limit-bps",
+                          "25000")],
+                    note="push consumer with rate_limit_bps 8000 (1,000 "
+                    "B/s) on a stream with max_msg_size 1024; 10 msg/s of "
+                    "100 bytes published (about 1,500 B/s as the server "
+                    "counts deliveries); detection waits RateLimitedSeconds "
+                    "(180 s, the default); fix: rate_limit_bps 25000 set "
+                    "by an update of the consumer",
+                    trace=False, detect_s=40 * d + 60 + 240)
     raise ValueError(cls)
 
 

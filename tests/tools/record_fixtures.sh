@@ -6,8 +6,9 @@
 # between server versions (MSG_TERMINATED by limits and by +TERM, a NAK,
 # MAX_DELIVERIES, a key-value replacement's MSG_TERMINATED), the STREAM.INFO
 # of a stream with max_msgs_per_subject, on 2.11 and later a paused
-# consumer and a stream with per-message TTLs, and on 2.12 and later a
-# stream whose delayed message fired; the other
+# consumer and a stream with per-message TTLs, on 2.12 and later a
+# stream whose delayed message fired, and eight polls of a push consumer
+# held by its rate limit; the other
 # advisory fixtures of the top level are recorded by SCENARIOS.md's runs.
 #
 # Usage: tests/tools/record_fixtures.sh [OUTDIR]   (default tests/fixtures)
@@ -234,6 +235,42 @@ nl stream-create FX_FULL_OK --subjects fx.full.ok --discard new \
 nl publish fx.full.ok --count 3
 nl request '$JS.API.STREAM.LIST' '{"subject":"fx.full.>"}' \
   >"$OUT/stream_list_full.json"
+
+# A push consumer held by its rate limit: RATED (8,000 bit/s, 1,000 B/s)
+# while 10 messages a second of 100 bytes arrive, next to FAST (800,000
+# bit/s) on the same stream, both subscribed; HDRS (headers only, 8,000
+# bit/s, made with the API) has no subscriber. The file stream's
+# max_msg_size of 1024 makes the limits' first burst 1,024 bytes. Eight
+# polls 2 s apart: STREAM.LIST (this stream) and CONSUMER.LIST, one reply
+# a line each, and the time each poll was sent (ns since 1970, this
+# script's clock).
+nl stream-create FX_RATE --subjects fx.rate --storage file \
+  --max-msg-size 1024
+nl consumer-create FX_RATE RATED --deliver-subject fx.dlv.rated \
+  --rate-limit-bps 8000
+nl consumer-create FX_RATE FAST --deliver-subject fx.dlv.fast \
+  --rate-limit-bps 800000
+nl request '$JS.API.CONSUMER.DURABLE.CREATE.FX_RATE.HDRS' \
+  '{"stream_name":"FX_RATE","config":{"durable_name":"HDRS","deliver_subject":"fx.dlv.hdrs","deliver_policy":"all","ack_policy":"explicit","rate_limit_bps":8000,"headers_only":true}}'
+RATE_PIDS=()
+for c in RATED FAST; do
+  nl consume FX_RATE "$c" --mode push --duration 18 >/dev/null &
+  RATE_PIDS+=($!)
+done
+sleep 0.5
+nl publish fx.rate --count 170 --rate 10 --size 100 >/dev/null &
+RATE_PIDS+=($!)
+BG_PIDS+=("${RATE_PIDS[@]}")
+: >"$OUT/rate_polls.jsonl"
+: >"$OUT/rate_polls_times.txt"
+for _ in 1 2 3 4 5 6 7 8; do
+  sleep 2
+  date +%s%N >>"$OUT/rate_polls_times.txt"
+  nl request '$JS.API.STREAM.LIST' '{"subject":"fx.rate"}' \
+    >>"$OUT/rate_polls.jsonl"
+  nl request '$JS.API.CONSUMER.LIST.FX_RATE' '{}' >>"$OUT/rate_polls.jsonl"
+done
+wait "${RATE_PIDS[@]}"
 
 grep -E '\[(WRN|ERR|FTL)\]' "$DIR/server.log" >&2 || true
 if grep -qE '\[(ERR|FTL)\]' "$DIR/server.log"; then

@@ -224,7 +224,14 @@ const nl_consumer_snap *nl_test_consumer(const nl_snapshot_set *set,
   X(test_source_parse_odd)                                                     \
   X(test_jsz_copies)                                                           \
   X(test_source_count_capped_at_position)                                      \
-  X(test_source_restored_origin_is_not_counted)
+  X(test_source_restored_origin_is_not_counted)                                \
+  X(test_rate_limited_raised_and_fixed)                                        \
+  X(test_rate_limited_filtered)                                                \
+  X(test_rate_limited_healthy_are_silent)                                      \
+  X(test_rate_limited_holds_and_clears)                                        \
+  X(test_rate_limited_window_in_polls)                                         \
+  X(test_rate_limited_behind_margin)                                           \
+  X(test_rate_bytes_per_delivery)
 
 #define DECLARE(name) void name(void);
 TESTS(DECLARE)
