@@ -300,13 +300,21 @@ nl_inject() {
   "$NL_INJECT" --server "nats://127.0.0.1:$port" "$@"
 }
 
-# nl_bg NAME COMMAND...: runs COMMAND in the background, its output in
-# $NL_TMP/NAME.out, stopped at the end of the test.
+# nl_bg NAME COMMAND...: runs COMMAND in the background (stopped when
+# the test exits), its output in $NL_TMP/NAME.out.
 nl_bg() {
   local name=$1
   shift
   "$@" >"$NL_TMP/$name.out" 2>&1 &
   NL_PIDS+=($!)
+}
+
+# nl_inject_bg PORT NAME ARGS...: runs the fault injector in the
+# background (stopped when the test exits), its output in $NL_TMP/NAME.out.
+nl_inject_bg() {
+  local port=$1 name=$2
+  shift 2
+  nl_bg "$name" nl_inject "$port" "$@"
 }
 
 # nl_held_throttle PORT [SECONDS]: a MAX_PENDING_THROTTLE that holds for
@@ -334,10 +342,20 @@ nl_held_throttle() {
 # --max-bytes, --max-msgs-per-subject, --max-age, --replicas, --discard
 # old|new for a stream) with nl-inject's consumer-edit, consumer-create or
 # stream-edit, which change only the named settings as the nats CLI does,
-# then reads the configuration back from the server. Prints "field=value" for each
+# then reads the configuration back from the server. `nats consumer edit S
+# C --config FILE` sends FILE's configuration (FILE as `nats consumer info
+# S C --json` prints it, or the configuration alone) as an update of the
+# consumer, as the nats CLI does: the server's reserved _nats.* metadata
+# left out; the settings it asks for are those where FILE differs from the
+# consumer's configuration. Prints "field=value" for each
 # setting read back; returns 0 only when the server holds every value the
 # command asked for (it may override or refuse one: a backoff replaces
-# ack_wait), 2 for a command it cannot apply.
+# ack_wait), 2 for a command it cannot apply. The stream created again
+# from its own configuration (`nats stream info S --json > F && nats stream
+# rm S -f && nats stream add S --config F`) is applied as the nats CLI does
+# it: the configuration read, the stream deleted, and created again from
+# that configuration less the server's reserved metadata ("_nats."); the
+# mirror and sources read back must be those it had.
 nl_apply_fix() {
   local port=$1 cmd=$2 w
   read -ra w <<<"$cmd"
@@ -352,7 +370,29 @@ def run(*args):
     if p.returncode != 0:
         sys.exit("fix not applied: %s" % (p.stderr or p.stdout).strip())
     return p.stdout
-if words[:3] == ["nats", "consumer", "edit"] and len(words) >= 5:
+if words[:3] == ["nats", "consumer", "edit"] and words[5:6] == ["--config"]:
+    stream, consumer = words[3], words[4]
+    if len(words) != 7:
+        sys.exit(2)
+    with open(words[6]) as f:
+        new = json.load(f)
+    new = new.get("config", new)
+    meta = {k: v for k, v in (new.get("metadata") or {}).items()
+            if not k.startswith("_nats.")}
+    new.pop("metadata", None)
+    if meta:
+        new["metadata"] = meta
+    old = json.loads(run("info", stream, consumer))["config"]
+    want = {k: v for k, v in new.items() if k != "metadata" and old.get(k) != v}
+    if not want:
+        sys.exit(2)
+    reply = json.loads(run("request", "$JS.API.CONSUMER.DURABLE.CREATE.%s.%s"
+                           % (stream, consumer),
+                           json.dumps({"stream_name": stream, "config": new})))
+    if "error" in reply:
+        sys.exit("fix not applied: %s" % json.dumps(reply["error"]))
+    cfg = json.loads(run("info", stream, consumer))["config"]
+elif words[:3] == ["nats", "consumer", "edit"] and len(words) >= 5:
     stream, consumer, flags = words[3], words[4], words[5:]
     opts = dict(zip(flags[::2], flags[1::2]))
     edit, want = [], {}
@@ -445,6 +485,36 @@ elif words[:3] == ["nats", "stream", "edit"] and len(words) >= 4:
     run("stream-edit", stream, *edit)
     cfg = json.loads(run("request", "$JS.API.STREAM.INFO." + stream,
                          ""))["config"]
+elif words[:3] == ["nats", "stream", "info"] and words.count("&&") == 2:
+    # nats stream info S --json > F && nats stream rm S -f &&
+    # nats stream add S --config F (S and F single-quoted when needed).
+    def unq(w):
+        return w[1:-1].replace("'\\''", "'") if w[:1] == "'" else w
+    cut = [i for i, w in enumerate(words) if w == "&&"]
+    info, rm, add = (words[:cut[0]], words[cut[0] + 1:cut[1]],
+                     words[cut[1] + 1:])
+    stream, file = unq(info[3]) if len(info) > 3 else None, info[-1]
+    if (len(info) != 7 or info[4:6] != ["--json", ">"] or
+            rm[:3] != ["nats", "stream", "rm"] or rm[3:] != [info[3], "-f"] or
+            add[:3] != ["nats", "stream", "add"] or
+            add[3:] != [info[3], "--config", file]):
+        sys.exit(2)
+    old = json.loads(run("request", "$JS.API.STREAM.INFO." + stream, ""))
+    want = {k: old["config"].get(k) for k in ("mirror", "sources")}
+    new = dict(old["config"])
+    meta = {k: v for k, v in (new.get("metadata") or {}).items()
+            if not k.startswith("_nats.")}
+    new["metadata"] = meta or None
+    if new["metadata"] is None:
+        del new["metadata"]
+    run("stream-delete", stream)
+    made = json.loads(run("request", "$JS.API.STREAM.CREATE." + stream,
+                          json.dumps(new)))
+    if "error" in made:
+        sys.exit("fix not applied: %s" % made["error"])
+    cfg = json.loads(run("request", "$JS.API.STREAM.INFO." + stream,
+                         ""))["config"]
+    print("created=%s" % json.dumps(made.get("created")))
 else:
     sys.exit(2)
 ok = True
@@ -454,6 +524,34 @@ for key, value in want.items():
     ok = ok and got == value
 sys.exit(0 if ok else 1)
 PY
+}
+
+# nl_apply_recommended_rate PORT RECOMMENDATION: does what a RATE_LIMITED
+# recommendation says, as the nats CLI would: it reads the rate to set
+# ("set rate_limit_bps to N") and the consumer ("nats consumer info S C
+# --json" ... "nats consumer edit S C --config FILE"), writes the
+# consumer's information with config.rate_limit_bps N to FILE and applies
+# the edit with nl_apply_fix, which reads the configuration back. Prints
+# what nl_apply_fix prints; returns 0 only when the server holds N, 2 when
+# the recommendation does not say it.
+nl_apply_recommended_rate() {
+  local port=$1 file=$NL_TMP/rate-limit-fix.json words
+  words=$(python3 -c '
+import re, sys
+rec = sys.argv[1]
+rate = re.search(r"set rate_limit_bps to (\d+)", rec)
+info = re.search(r"nats consumer info (\S+) (\S+) --json", rec)
+edit = re.search(r"nats consumer edit (\S+) (\S+) --config FILE", rec)
+if not rate or not info or not edit or info.groups() != edit.groups():
+    sys.exit(2)
+print(rate.group(1), *edit.groups())' "$2") || return 2
+  set -- "$port" $words
+  nl_inject "$port" info "$3" "$4" | python3 -c '
+import json, sys
+nfo = json.load(sys.stdin)
+nfo["config"]["rate_limit_bps"] = int(sys.argv[1])
+json.dump(nfo, open(sys.argv[2], "w"))' "$2" "$file" || return 1
+  nl_apply_fix "$port" "nats consumer edit $3 $4 --config $file"
 }
 
 # nl_notifications [PATTERN]: the notification lines logged so far.

@@ -65,27 +65,45 @@ if [ -z "$matrix" ] && [ -z "${NL_ONLY:-}" ]; then
   matrix=$(ls "$NL_SERVER_BUILDS"/nats-server-* 2>/dev/null | tr '\n' ' ')
 fi
 [ "$matrix" = none ] && matrix=""
-tests=${NL_VERSION_TESTS:-test_classes test_new_classes test_cluster test_new_classes_cluster test_paused test_declared test_priority_groups}
+tests=${NL_VERSION_TESTS:-test_classes test_new_classes test_cluster test_new_classes_cluster test_paused test_declared test_priority_groups test_source_stalled}
 vdir=$(mktemp -d)
 trap 'rm -f "$log"; rm -rf "$vdir"' EXIT
-i=0
-matrix_pids=()
-for bin in $matrix; do
-  i=$((i + 1))
-  (
-    export NATS_SERVER=$bin NL_PORT_SHIFT=$((i * 6000))
-    . tests/nats_server.sh
-    version=$(nl_server_release)
-    echo "$version" >"$vdir/$i.version"
+# The side lane: scripts that need no port range of the serial suite's and
+# mostly compute (the sanitizer and fuzz runs) run after the version matrix,
+# beside the serial suite, when the whole suite runs (not with NL_ONLY or
+# NL_SIDE_TESTS=none). Their lines are printed at the end too.
+side=${NL_SIDE_TESTS:-test_thread_sanitizer test_valgrind test_fuzz}
+if [ -n "${NL_ONLY:-}" ] || [ "$side" = none ]; then side=""; fi
+versions=()
+for bin in $matrix; do versions+=("$bin"); done
+(
+  i=0
+  for bin in "${versions[@]}"; do
+    i=$((i + 1))
+    (
+      export NATS_SERVER=$bin NL_PORT_SHIFT=$((i * 6000))
+      . tests/nats_server.sh
+      version=$(nl_server_release)
+      echo "$version" >"$vdir/$i.version"
+      start=$(date +%s)
+      for t in $tests; do
+        timeout 900 bash "tests/integration/$t.sh" >"$vdir/$i.$t" 2>&1
+        echo $? >"$vdir/$i.$t.rc"
+      done
+      echo "$(($(date +%s) - start))" >"$vdir/$i.took"
+    ) &
+  done
+  wait
+  for t in $side; do
     start=$(date +%s)
-    for t in $tests; do
-      timeout 900 bash "tests/integration/$t.sh" >"$vdir/$i.$t" 2>&1
-      echo $? >"$vdir/$i.$t.rc"
-    done
-    echo "$(($(date +%s) - start))" >"$vdir/$i.took"
-  ) &
-  matrix_pids+=($!)
-done
+    NL_PORT_SHIFT=$(((i + 1) * 6000)) timeout 900 \
+      bash "tests/integration/$t.sh" >"$vdir/side.$t" 2>&1
+    echo $? >"$vdir/side.$t.rc"
+    echo "$(($(date +%s) - start))" >"$vdir/side.$t.took"
+  done
+) &
+lanes_pid=$!
+i=${#versions[@]}
 echo "== unit tests"
 "./${NL_BUILD:-build}/unit_tests" tests/fixtures >"$log" 2>&1
 rc=$?
@@ -108,6 +126,7 @@ for script in tests/integration/test_*.sh; do
   name=$(basename "$script" .sh)
   if [ -n "${NL_ONLY:-}" ] && [[ $name != *${NL_ONLY}* ]]; then continue; fi
   if [ -n "${NL_SKIP:-}" ] && [[ $name == *${NL_SKIP}* ]]; then continue; fi
+  if [[ " $side " == *" $name "* ]]; then continue; fi
   echo "== $name"
   start=$(date +%s)
   timeout 900 bash "$script" >"$log" 2>&1
@@ -117,7 +136,14 @@ for script in tests/integration/test_*.sh; do
   count "$rc" "$name"
 done
 
-wait "${matrix_pids[@]}" 2>/dev/null
+wait "$lanes_pid" 2>/dev/null
+for t in $side; do
+  echo "== $t (side lane)"
+  cat "$vdir/side.$t"
+  cp "$vdir/side.$t" "$log"
+  echo "# $t took $(cat "$vdir/side.$t.took" 2>/dev/null) s"
+  count "$(cat "$vdir/side.$t.rc" 2>/dev/null || echo 1)" "$t"
+done
 for j in $(seq 1 "$i"); do
   version=$(cat "$vdir/$j.version" 2>/dev/null || echo "?")
   echo "== nats-server $version: $tests"

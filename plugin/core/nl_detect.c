@@ -21,6 +21,7 @@ void nl_detect_params_default(nl_detect_params *p) {
   p->nak_adv_min = 5;
   p->nak_adv_min_deliveries = 3;
   p->push_unbound_s = 60.0;
+  p->rate_limited_s = 180.0;
   p->retention_horizon_s = 3600.0;
   p->clear_hold_s = 30.0;
   p->config_classes = false;

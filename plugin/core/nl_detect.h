@@ -39,6 +39,10 @@ typedef struct {
   double push_unbound_s;
   /* RETENTION_RISK: forecast time to eviction below this. */
   double retention_horizon_s;
+  /* RATE_LIMITED: the window over which a rate-limited push consumer must
+   * be seen delivering at its limit and falling behind (seconds; at least
+   * NL_RATE_MIN_POLLS polls too, nl_detect_rate.h). */
+  double rate_limited_s;
   /* Every class: a held finding whose condition is no longer seen clears
    * once it has been missing for at least this long and on at least
    * NL_CLEAR_POLLS polls in a row; at once when the configuration changed

@@ -1,5 +1,6 @@
 /* nl_detect_ext.c: the consumer classes beyond the five, from each poll:
- * PUSH_UNBOUND, RETENTION_RISK (nl_detect_retention.c), the configuration
+ * PUSH_UNBOUND, RETENTION_RISK (nl_detect_retention.c), RATE_LIMITED
+ * (nl_detect_rate.c), the configuration
  * classes, and the advisory evidence (nl_detect_advised.c) joined with
  * what the poll shows (see nl_detect_ext.h and docs/detectors.md). */
 #include "nl_detect_advised.h"
@@ -165,6 +166,10 @@ void nl_ext_detect_consumer(nl_consumer_state *st, const nl_consumer_snap *c,
   active[NL_RETENTION_RISK] =
       !active[NL_SEQUENCE_GAP] &&
       nl_retention_detect(st, c, s, p, &fc, &out[NL_RETENTION_RISK]);
+  /* The cause beside the loss to come: RATE_LIMITED carries the same
+   * forecast; each has its own fix (docs/detectors.md). */
+  active[NL_RATE_LIMITED] =
+      nl_rate_detect(st, c, s, p, &fc, now_ns, &out[NL_RATE_LIMITED]);
   nl_expiry_observe(st, c, s, now_ns);
   active[NL_CONSUMER_EXPIRING] =
       nl_expiry_detect(st, c, s, &out[NL_CONSUMER_EXPIRING]);

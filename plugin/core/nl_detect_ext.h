@@ -15,6 +15,7 @@
 #include "nl_audit.h"
 #include "nl_detect.h"
 #include "nl_detect_expiry.h"
+#include "nl_detect_rate.h"
 #include "nl_detect_rejected.h"
 #include "nl_detect_retention.h"
 #include "nl_gap.h"
@@ -127,7 +128,7 @@ typedef struct {
  * ctx->consumer_index of ctx->set) whose history st holds the current
  * sample and whose five classes are already in active/out: sets
  * active/out for MAX_DELIVER_EXHAUSTED, ACK_NONE_CONSUMER,
- * ACK_ALL_PARALLEL, PUSH_UNBOUND and RETENTION_RISK; when the NAK
+ * ACK_ALL_PARALLEL, PUSH_UNBOUND, RETENTION_RISK and RATE_LIMITED; when the NAK
  * advisories prove a storm, sets NAK_STORM from them and clears
  * MISSING_PROGRESS and ACK_WAIT_VIOLATION (the redeliveries were NAKs);
  * then a declared processing time raises ACK_WAIT_VIOLATION

@@ -7,6 +7,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* The limits that evict from s messages a consumer has not received: the
+ * count or size limit in messages (*limit) and max_age in seconds
+ * (*max_age); 0 for none, and none at all under discard new. Returns the
+ * kind of the count or size limit. */
+static nl_limit_kind limits_of(const nl_stream_snap *s, double *limit,
+                               double *max_age) {
+  *limit = s->discard_new ? 0 : nl_audit_limit_messages(s);
+  *max_age = s->discard_new ? 0 : nl_seconds(s->max_age_ns);
+  return s->max_msgs > 0 && *limit >= (double)s->max_msgs ? NL_LIMIT_MSGS
+                                                          : NL_LIMIT_BYTES;
+}
+
+/* Time until value reaches limit, rising growth a second: 0 at the limit,
+ * INFINITY when it does not rise. */
+static double eta_at(double value, double limit, double growth) {
+  if (value >= limit)
+    return 0;
+  return growth > 0 ? (limit - value) / growth : INFINITY;
+}
+
 /* Time left before value reaches limit at the sustained rise of t, or
  * INFINITY when no rise is sustained long enough to extrapolate that far.
  * Sets *growth and *span from the rise. */
@@ -15,7 +35,7 @@ static double trusted_eta(const nl_trend *t, double value, double limit,
   nl_rise r;
   if (!nl_trend_rise(t, &r))
     return INFINITY;
-  double eta = (limit - value) / r.growth_per_s;
+  double eta = eta_at(value, limit, r.growth_per_s);
   if (r.span_s < NL_RETENTION_MIN_SPAN_S || r.span_s * NL_RETENTION_TRUST < eta)
     return INFINITY;
   *growth = r.growth_per_s;
@@ -61,8 +81,8 @@ nl_forecast nl_retention_observe(nl_consumer_state *st,
                                  const nl_seqclock *clock, int64_t now_ns) {
   nl_forecast fc = {INFINITY, NL_LIMIT_NONE, 0, 0, 0, -1, false, true};
   double backlog = (double)c->num_pending + (double)c->num_ack_pending;
-  double limit = s->discard_new ? 0 : nl_audit_limit_messages(s);
-  double max_age = s->discard_new ? 0 : nl_seconds(s->max_age_ns);
+  double limit, max_age;
+  nl_limit_kind count_kind = limits_of(s, &limit, &max_age);
   /* Stream messages from the oldest one not yet acked to the head, as far
    * as the stream still stores them (acked messages of a work queue are
    * gone); a filtered consumer needs at least its backlog, and so does a
@@ -101,12 +121,29 @@ nl_forecast nl_retention_observe(nl_consumer_state *st,
     nl_trend_add(&w->age, now_ns, fc.age_s > 0 ? fc.age_s : 0);
   }
   if (limit > 0)
-    take_eta(&fc, w ? &w->exposure : NULL, fc.exposure, limit,
-             s->max_msgs > 0 && limit >= (double)s->max_msgs ? NL_LIMIT_MSGS
-                                                             : NL_LIMIT_BYTES);
+    take_eta(&fc, w ? &w->exposure : NULL, fc.exposure, limit, count_kind);
   if (max_age > 0 && fc.age_s >= 0)
     take_eta(&fc, w ? &w->age : NULL, fc.age_s, max_age, NL_LIMIT_AGE);
   return fc;
+}
+
+double nl_retention_eta(const nl_forecast *fc, const nl_stream_snap *s,
+                        double growth, double age_growth, nl_limit_kind *kind) {
+  double limit, max_age, eta = INFINITY;
+  nl_limit_kind count_kind = limits_of(s, &limit, &max_age);
+  *kind = NL_LIMIT_NONE;
+  if (limit > 0) {
+    eta = eta_at(fc->exposure, limit, growth);
+    *kind = count_kind;
+  }
+  if (max_age > 0 && fc->age_s >= 0) {
+    double by_age = eta_at(fc->age_s, max_age, age_growth);
+    if (by_age < eta || *kind == NL_LIMIT_NONE) {
+      eta = by_age;
+      *kind = NL_LIMIT_AGE;
+    }
+  }
+  return eta;
 }
 
 /* Writes the stream-limit change that holds the forecast's exposure plus

@@ -64,6 +64,17 @@ nl_forecast nl_retention_observe(nl_consumer_state *st,
                                  const nl_stream_snap *s,
                                  const nl_seqclock *clock, int64_t now_ns);
 
+/* Seconds until the limits of s (those of the forecast above) start
+ * evicting messages the consumer has not received, from fc's exposure and
+ * age at the rates given: the exposure growing growth messages a second,
+ * the oldest unreceived message ageing age_growth seconds a second. 0 once
+ * eviction has begun; INFINITY without a limit that applies, or when
+ * nothing rises towards one. Sets *kind to the limit that evicts first
+ * (NL_LIMIT_NONE when none applies). A forecast at rates the caller
+ * measured, without the sustained rise RETENTION_RISK asks for. */
+double nl_retention_eta(const nl_forecast *fc, const nl_stream_snap *s,
+                        double growth, double age_growth, nl_limit_kind *kind);
+
 /* RETENTION_RISK from forecast fc: raised when fc is under the horizon,
  * and, once raised, present while under 1.2 x the horizon (the engine's
  * clearing hold keeps it a while longer). Fills f and returns true while

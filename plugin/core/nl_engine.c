@@ -2,6 +2,7 @@
 #include "nl_engine.h"
 
 #include "nl_detect_ext.h"
+#include "nl_detect_source.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,16 @@ typedef struct {
    * last_seq: its first sequence is one it never stored (see
    * unstored_for). */
   bool first_unstored;
+  /* Its creation time as first seen (a restarted server reports one a
+   * fraction of a millisecond off: nl_created_same), for its configuration
+   * key; and what SOURCE_STALLED keeps of its mirror or sources (owned,
+   * NULL for a stream that copies nothing). */
+  int64_t created_ns;
+  nl_source_state *source;
+  /* Where the poll of set_generation listed it (origins are looked up by
+   * name). */
+  size_t set_index;
+  uint32_t set_generation;
   /* Its consumers the server removed for inactivity (CONSUMER_EXPIRED),
    * allocated at the first, or NULL. */
   nl_expired_list *expired;
@@ -134,6 +145,7 @@ nl_engine *nl_engine_create(const nl_detect_params *params) {
 static void total_free(stream_total *t) {
   free(t->name);
   free(t->clock);
+  nl_source_state_free(t->source);
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
     free(t->active[cls]);
   if (t->expired != NULL)
@@ -467,6 +479,51 @@ static void debounce_unobservable(stream_total *t, bool *active,
     active[NL_CONSUMER_UNOBSERVABLE] = false;
 }
 
+/* The stream of this poll named name, when it is visible as an origin:
+ * listed (indexed by index_streams) and led by the polled server. */
+static const nl_stream_snap *listed_stream(const nl_engine *e,
+                                           const nl_snapshot_set *set,
+                                           const char *name) {
+  const stream_total *t = find_total(e, name);
+  if (t == NULL || t->set_generation != e->generation ||
+      t->set_index >= set->n_streams)
+    return NULL;
+  const nl_stream_snap *s = &set->streams[t->set_index];
+  return strcmp(s->name, name) == 0 && !s->elsewhere ? s : NULL;
+}
+
+/* Notes where this poll lists each stream, when some stream copies others
+ * (their origins are looked up by name). */
+static void index_streams(nl_engine *e, const nl_snapshot_set *set) {
+  bool copies = false;
+  for (size_t i = 0; i < set->n_streams && !copies; i++)
+    copies = set->streams[i].n_links > 0;
+  for (size_t i = 0; copies && i < set->n_streams; i++) {
+    stream_total *t = total_for(e, set->streams[i].name);
+    if (t != NULL) {
+      t->set_index = i;
+      t->set_generation = e->generation;
+    }
+  }
+}
+
+/* SOURCE_STALLED of stream s (state t): sets active/found for it and adds
+ * the messages it newly counts as skipped to the stream's lost count. */
+static void source_stalled(nl_engine *e, const nl_snapshot_set *set,
+                           const nl_stream_snap *s, stream_total *t,
+                           int64_t now_ns, bool *active, nl_finding *found) {
+  const nl_stream_snap *origins[NL_LINKS_MAX];
+  for (size_t k = 0; k < s->n_links && k < NL_LINKS_MAX; k++)
+    origins[k] =
+        s->links[k].external ? NULL : listed_stream(e, set, s->links[k].name);
+  nl_source_result r;
+  nl_detect_source(&t->source, s, origins, now_ns, &r);
+  t->lost_total += r.lost_delta;
+  active[NL_SOURCE_STALLED] = r.active;
+  if (r.active)
+    found[NL_SOURCE_STALLED] = r.finding;
+}
+
 /* Detects the stream-level classes of stream i (state t) and reports
  * transitions and the stream's classes. */
 static void stream_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
@@ -482,7 +539,10 @@ static void stream_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
   nl_full_prev full = t->prev.have_prev ? t->prev.full : (nl_full_prev){0};
   active[NL_PUBLISH_REJECTED] =
       nl_detect_publish_rejected(s, &full, now_ns, &found[NL_PUBLISH_REJECTED]);
-  uint64_t key = nl_config_key(NULL, 0, s);
+  source_stalled(e, set, s, t, now_ns, active, found);
+  if (t->created_ns == 0 || !nl_created_same(t->created_ns, s->created_ns))
+    t->created_ns = s->created_ns;
+  uint64_t key = nl_config_key(NULL, t->created_ns, s);
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
     if (nl_class_is_stream(cls) && cls != NL_CONSUMER_EXPIRED)
       update_held(e, t->active, t->name, NL_STREAM_FINDING_CONSUMER, cls, cls,
@@ -740,8 +800,9 @@ static void expired_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
   active[NL_CONSUMER_EXPIRED] =
       nl_expired_detect(l, set, i, now_ns, &found[NL_CONSUMER_EXPIRED]);
   uint64_t fixes = l->fixes;
-  uint64_t key = nl_hash_bytes(nl_config_key(NULL, 0, &set->streams[i]), &fixes,
-                               sizeof(fixes));
+  uint64_t key =
+      nl_hash_bytes(nl_config_key(NULL, t->created_ns, &set->streams[i]),
+                    &fixes, sizeof(fixes));
   update_held(e, t->active, t->name, NL_STREAM_FINDING_CONSUMER,
               NL_CONSUMER_EXPIRED, NL_CONSUMER_EXPIRED, active, found,
               key ? key : 1, stream_cost(t), now_ns, sink, ud);
@@ -761,6 +822,7 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
   for (size_t i = 0; unstored != NULL && i < set->n_streams; i++)
     unstored[i] =
         unstored_of(find_total(e, set->streams[i].name), &set->streams[i]);
+  index_streams(e, set);
   for (size_t i = 0; i < set->n_consumers; i++) {
     const nl_consumer_snap *c = &set->consumers[i];
     const nl_stream_snap *s = &set->streams[c->stream_index];

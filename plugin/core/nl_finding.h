@@ -23,6 +23,8 @@ typedef enum {
   NL_STREAM_SINGLE_REPLICA, /* Stream-level. */
   NL_PUBLISH_REJECTED,      /* Stream-level. */
   NL_CONSUMER_SINGLE_REPLICA,
+  NL_SOURCE_STALLED, /* Stream-level: the copy (mirror or sources). */
+  NL_RATE_LIMITED,
   NL_CONSUMER_EXPIRING,
   NL_CONSUMER_EXPIRED, /* Stream-level: the consumer no longer exists. */
   NL_CLASS_COUNT

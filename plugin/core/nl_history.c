@@ -108,6 +108,7 @@ static void state_clear(nl_consumer_state *st) {
   free(st->events);
   free(st->ext);
   free(st->retention);
+  free(st->rate);
   free(st->expiry);
   free(st->loss);
   if (st->stream != ((state_slot *)st)->names)
@@ -278,6 +279,8 @@ static void state_reset(nl_consumer_state *st, int64_t created_ns) {
   st->ext = NULL;
   free(st->retention);
   st->retention = NULL;
+  free(st->rate);
+  st->rate = NULL;
   free(st->expiry);
   st->expiry = NULL;
   st->count = 0;

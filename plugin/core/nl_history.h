@@ -165,6 +165,9 @@ typedef struct nl_consumer_state {
   /* What the RETENTION_RISK forecast keeps (nl_detect_retention.h; owned,
    * no pointers), or NULL while the backlog is far from every limit. */
   struct nl_retention_watch *retention;
+  /* What RATE_LIMITED keeps (nl_detect_rate.h; owned, no pointers), or
+   * NULL while the consumer has no rate limit. */
+  struct nl_rate_watch *rate;
   /* What CONSUMER_EXPIRING and CONSUMER_EXPIRED keep (nl_detect_expiry.h;
    * owned, no pointers), or NULL for a consumer without an
    * inactive_threshold. */

@@ -279,6 +279,148 @@ static int read_subjects(json_object *cfg, nl_stream_snap *s) {
   return 0;
 }
 
+/* The string member key of obj, or "" when absent or not a string. */
+static const char *str_or_empty(json_object *obj, const char *key) {
+  const char *v = get_str(obj, key);
+  return v != NULL ? v : "";
+}
+
+/* The API prefix of an upstream's "external" member, "" when it has none. */
+static const char *external_api(json_object *src) {
+  return str_or_empty(member(src, "external", json_type_object), "api");
+}
+
+/* The identity of one configured upstream (config "mirror" or an entry of
+ * config "sources"): its name, API prefix, filter, transforms and start. */
+static uint64_t link_key(json_object *src) {
+  static const char *const keys[] = {"name", "filter_subject",
+                                     "opt_start_time"};
+  uint64_t h = NL_HASH_BASIS;
+  for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+    const char *v = str_or_empty(src, keys[i]);
+    h = nl_hash_bytes(h, v, strlen(v) + 1);
+  }
+  const char *api = external_api(src);
+  h = nl_hash_bytes(h, api, strlen(api) + 1);
+  uint64_t start = get_u64(src, "opt_start_seq", 0);
+  h = nl_hash_bytes(h, &start, sizeof(start));
+  json_object *trs = member(src, "subject_transforms", json_type_array);
+  for (size_t i = 0; trs != NULL && i < json_object_array_length(trs); i++) {
+    json_object *tr = json_object_array_get_idx(trs, i);
+    const char *from = str_or_empty(tr, "src");
+    const char *to = str_or_empty(tr, "dest");
+    h = nl_hash_bytes(h, from, strlen(from) + 1);
+    h = nl_hash_bytes(h, to, strlen(to) + 1);
+  }
+  return h;
+}
+
+/* Copies the printable ASCII of text (at most len - 1 bytes) into buf. */
+static void printable_copy(char *buf, size_t len, const char *text) {
+  size_t n = 0;
+  for (; text != NULL && *text != '\0' && n + 1 < len; text++)
+    if (*text >= 0x20 && *text < 0x7f)
+      buf[n++] = *text;
+  buf[n] = '\0';
+}
+
+/* Fills what the server reports of upstream l from info, the item's
+ * "mirror" object or a "sources" entry. */
+static void read_link_info(json_object *info, nl_source_link *l) {
+  l->have_info = true;
+  l->lag = get_u64(info, "lag", 0);
+  l->active_ns = get_i64(info, "active", -1);
+  if (l->active_ns < 0)
+    l->active_ns = -1;
+  json_object *e = member(info, "error", json_type_object);
+  if (e != NULL) {
+    l->error_code = get_i64(e, "err_code", 0);
+    if (l->error_code == 0)
+      l->error_code = get_i64(e, "code", 0);
+    if (l->error_code <= 0)
+      l->error_code = 1;
+    printable_copy(l->error, sizeof(l->error), get_str(e, "description"));
+  }
+}
+
+/* True when info, an upstream as the server reports it, is the configured
+ * upstream src: the same name and API prefix, and the same filter when the
+ * report names one (nats-server 2.10 and later). */
+static bool link_info_matches(json_object *info, json_object *src) {
+  const char *name = get_str(info, "name");
+  if (name == NULL || strcmp(name, str_or_empty(src, "name")) != 0 ||
+      strcmp(external_api(info), external_api(src)) != 0)
+    return false;
+  const char *filter = get_str(info, "filter_subject");
+  return filter == NULL ||
+         strcmp(filter, str_or_empty(src, "filter_subject")) == 0;
+}
+
+/* Appends the configured upstream src to s, with the first entry of infos
+ * (an array of reports, one report object, or NULL) that matches it and is
+ * not used yet (used has an entry per report). Returns 0 (an entry without
+ * a usable name is skipped), or -1 when memory runs out. */
+static int add_link(json_object *src, json_object *infos, bool *used,
+                    nl_stream_snap *s) {
+  const char *name = get_str(src, "name");
+  if (name == NULL || name[0] == '\0' || s->n_links >= NL_LINKS_MAX)
+    return 0;
+  nl_source_link *l = &s->links[s->n_links];
+  memset(l, 0, sizeof(*l));
+  if ((l->name = strdup(name)) == NULL)
+    return -1;
+  s->n_links++;
+  l->external = member(src, "external", json_type_object) != NULL;
+  json_object *trs = member(src, "subject_transforms", json_type_array);
+  l->filtered = str_or_empty(src, "filter_subject")[0] != '\0' ||
+                (trs != NULL && json_object_array_length(trs) > 0);
+  l->start_set = get_u64(src, "opt_start_seq", 0) > 0 ||
+                 str_or_empty(src, "opt_start_time")[0] != '\0';
+  l->key = link_key(src);
+  l->active_ns = -1;
+  bool one = json_object_is_type(infos, json_type_object);
+  size_t n = one ? 1
+             : json_object_is_type(infos, json_type_array)
+                 ? json_object_array_length(infos)
+                 : 0;
+  for (size_t i = 0; i < n && i < NL_LINKS_MAX; i++) {
+    json_object *info = one ? infos : json_object_array_get_idx(infos, i);
+    if (!used[i] && link_info_matches(info, src)) {
+      used[i] = true;
+      read_link_info(info, l);
+      break;
+    }
+  }
+  return 0;
+}
+
+/* Reads where stream s copies messages from: config "mirror" or config
+ * "sources", matched with the item's "mirror" or "sources" reports.
+ * Returns 0, or -1 when memory runs out. */
+static int read_links(json_object *item, json_object *cfg, nl_stream_snap *s) {
+  json_object *mirror = member(cfg, "mirror", json_type_object);
+  json_object *sources = member(cfg, "sources", json_type_array);
+  size_t n = mirror != NULL    ? 1
+             : sources != NULL ? json_object_array_length(sources)
+                               : 0;
+  if (n == 0)
+    return 0;
+  if (n > NL_LINKS_MAX)
+    n = NL_LINKS_MAX;
+  s->links = calloc(n, sizeof(*s->links));
+  if (s->links == NULL)
+    return -1;
+  bool used[NL_LINKS_MAX] = {false};
+  s->is_mirror = mirror != NULL;
+  if (s->is_mirror)
+    return add_link(mirror, member(item, "mirror", json_type_object), used, s);
+  json_object *infos = member(item, "sources", json_type_array);
+  for (size_t i = 0; i < n; i++)
+    if (add_link(json_object_array_get_idx(sources, i), infos, used, s) != 0)
+      return -1;
+  return 0;
+}
+
 /* Calls keep(key, value, ud) for each "nats_lens." entry of the
  * config.metadata object of cfg (nats-server 2.10 and later) whose value is
  * a string. The keeper drops entries past NL_META_MAX or longer than
@@ -341,6 +483,7 @@ static int read_stream(json_object *item, nl_stream_snap *s) {
   read_metadata(cfg, keep_stream_meta, s);
   const char *storage = get_str(cfg, "storage");
   s->memory_storage = storage != NULL && strcmp(storage, "memory") == 0;
+  s->max_msg_size = get_i64(cfg, "max_msg_size", -1);
   s->consumer_inactive_limit_ns =
       get_i64(member(cfg, "consumer_limits", json_type_object),
               "inactive_threshold", 0);
@@ -351,6 +494,12 @@ static int read_stream(json_object *item, nl_stream_snap *s) {
       get_str(member(item, "cluster", json_type_object), "name");
   if (cluster != NULL && cluster[0] != '\0' &&
       (s->cluster = strdup(cluster)) == NULL)
+    return -1;
+  s->created_ns = get_time(item, "created");
+  s->first_ts_ns = get_time(st, "first_ts");
+  uint64_t first = get_u64(cfg, "first_seq", 0);
+  s->start_seq = first > 0 ? first - 1 : 0;
+  if (read_links(item, cfg, s) != 0)
     return -1;
   return read_subjects(cfg, s);
 }
@@ -469,6 +618,8 @@ static int read_consumer(json_object *item, const char *stream,
   if (c->num_replicas < 0 || c->num_replicas > 1000)
     c->num_replicas = 0;
   c->mem_storage = get_bool(cfg, "mem_storage");
+  c->rate_limit_bps = get_u64(cfg, "rate_limit_bps", 0);
+  c->headers_only = get_bool(cfg, "headers_only");
   c->paused = get_bool(item, "paused");
   c->pause_remaining_ns = c->paused ? get_i64(item, "pause_remaining", 0) : 0;
   c->inactive_threshold_ns = get_i64(cfg, "inactive_threshold", 0);

@@ -61,6 +61,9 @@ void nl_stream_snap_clear(nl_stream_snap *s) {
   free(s->subjects);
   free(s->cluster);
   nl_meta_free(s->meta, s->n_meta);
+  for (size_t i = 0; i < s->n_links; i++)
+    free(s->links[i].name);
+  free(s->links);
   memset(s, 0, sizeof(*s));
 }
 
@@ -136,6 +139,11 @@ uint64_t nl_config_key(const nl_consumer_snap *c, int64_t created_ns,
   h = fnv_i64(h, s->consumer_inactive_limit_ns);
   for (size_t i = 0; i < s->n_meta; i++)
     h = fnv_str(fnv_str(h, s->meta[i].key), s->meta[i].value);
+  h = fnv_i64(h, s->is_mirror);
+  for (size_t i = 0; i < s->n_links; i++)
+    h = fnv_i64(h, (int64_t)s->links[i].key);
+  if (c == NULL)
+    h = fnv_i64(h, created_ns);
   if (c != NULL) {
     int64_t v[] = {created_ns,
                    c->ack_policy,
@@ -153,6 +161,8 @@ uint64_t nl_config_key(const nl_consumer_snap *c, int64_t created_ns,
                    c->pinned_client,
                    c->num_replicas,
                    c->mem_storage,
+                   (int64_t)c->rate_limit_bps,
+                   c->headers_only,
                    c->inactive_threshold_ns};
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
       h = fnv_i64(h, v[i]);

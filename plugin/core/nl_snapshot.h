@@ -21,6 +21,9 @@
  * largest MissingProgressFactor, 100) cannot overflow. */
 #define NL_DURATION_MAX_NS (10000000LL * 1000000000LL)
 
+/* Room for an upstream's error description (nl_source_link.error). */
+#define NL_SOURCE_ERROR_MAX 96
+
 typedef enum {
   NL_RETENTION_LIMITS = 0,
   NL_RETENTION_INTEREST,
@@ -33,6 +36,29 @@ typedef enum {
   NL_ACK_NONE,
 } nl_ack_policy;
 
+/* One upstream of a stream that copies messages from others: its mirror, or
+ * one of its sources, as configured (config "mirror" / "sources") and as
+ * the server reports it (the item's "mirror" / "sources" info). */
+typedef struct {
+  char *name;    /* The origin stream's name (owned). */
+  bool external; /* In another JetStream domain or account (external.api). */
+  /* Takes only part of the origin: a filter_subject or subject_transforms
+   * (nats-server 2.10+). */
+  bool filtered;
+  /* Starts at a configured place (opt_start_seq or opt_start_time), not at
+   * the origin's first message. */
+  bool start_set;
+  /* Identity of the configured upstream: its name, API prefix, filter,
+   * transforms and start (opt_start_seq, opt_start_time). */
+  uint64_t key;
+  /* What the server reports of it (have_info false: no entry matched). */
+  bool have_info;
+  uint64_t lag;       /* Messages the origin had left at its last delivery. */
+  int64_t active_ns;  /* Since the copy last heard from it; -1: never. */
+  int64_t error_code; /* The error's err_code, 0 when it reports none. */
+  /* The error's description, printable ASCII only, "" when none. */
+  char error[NL_SOURCE_ERROR_MAX];
+} nl_source_link;
 struct nl_meta;
 
 typedef struct {
@@ -86,11 +112,29 @@ typedef struct {
   size_t n_meta;
   /* Storage "memory" (config.storage); file otherwise. */
   bool memory_storage;
+  /* The stream's creation time ("created"), the time of its oldest message
+   * ("state.first_ts"; the newest is last_ts_ns), and the sequence a new
+   * stream starts after (config "first_seq" less one, nats-server 2.10+; 0
+   * otherwise). All 0 when absent. */
+  int64_t created_ns;
+  int64_t first_ts_ns;
+  uint64_t start_seq;
+  /* Where it copies messages from (owned, at most NL_LINKS_MAX): its mirror
+   * (is_mirror, one link) or its sources; none for an ordinary stream. */
+  nl_source_link *links;
+  size_t n_links;
+  bool is_mirror;
+  /* Largest message the stream takes (config.max_msg_size); -1 or 0: the
+   * account's or server's max payload. */
+  int64_t max_msg_size;
   /* nats-server 2.10+: the longest inactive_threshold the stream allows
    * its consumers, and the one a consumer created without one gets
    * (config.consumer_limits.inactive_threshold); 0 when none. */
   int64_t consumer_inactive_limit_ns;
 } nl_stream_snap;
+
+/* Most upstream links kept from one stream item; the rest are dropped. */
+#define NL_LINKS_MAX 64
 
 /* Most stream subjects kept from one item; the rest are dropped. */
 #define NL_SUBJECTS_MAX 256
@@ -153,6 +197,12 @@ typedef struct {
    * and whether its state is kept in memory (config.mem_storage). */
   int num_replicas;
   bool mem_storage;
+  /* Push consumers: the server delivers at most rate_limit_bps / 8 bytes
+   * a second (config.rate_limit_bps; 0: no limit), counting each
+   * delivery's subject, reply subject, headers and payload. */
+  uint64_t rate_limit_bps;
+  /* config.headers_only: deliveries carry the headers, not the payload. */
+  bool headers_only;
   /* How long the server lets the consumer go without client activity
    * before it deletes it (config.inactive_threshold; the server stamps 5 s
    * on an ephemeral created without one); 0 when it never does. */
@@ -266,12 +316,13 @@ int64_t nl_consumer_redelivery_delay_ns(const nl_consumer_snap *c);
  * at most NL_CREATED_SLACK_NS). */
 bool nl_created_same(int64_t a, int64_t b);
 
-/* Returns a key of the configuration that decides how s is retained and,
- * when c is not NULL, how c delivers (ack policy and timing, limits,
- * backoff, push settings, filter, metadata) and of which consumer it is
- * (created_ns, its creation time as first seen; see nl_created_same):
- * equal keys mean nothing a fix changes has changed. Never 0 (0 means "not
- * known" in nl_finding.config_key). */
+/* Returns a key of the configuration that decides how s is retained and
+ * where it copies from (its mirror or sources) and, when c is not NULL,
+ * how c delivers (ack policy and timing, limits, backoff, push settings,
+ * filter, metadata); created_ns is the creation time as first seen (see
+ * nl_created_same) of c, or of s when c is NULL: equal keys mean nothing a
+ * fix changes has changed (a stream or consumer created again is a fix).
+ * Never 0 (0 means "not known" in nl_finding.config_key). */
 uint64_t nl_config_key(const nl_consumer_snap *c, int64_t created_ns,
                        const nl_stream_snap *s);
 

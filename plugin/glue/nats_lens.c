@@ -532,6 +532,9 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
     else if (strcasecmp("RetentionHorizon", key) == 0)
       status = config_positive(child, inst->name, 86400 * 365,
                                &inst->params.retention_horizon_s);
+    else if (strcasecmp("RateLimitedSeconds", key) == 0)
+      status = config_positive(child, inst->name, 86400,
+                               &inst->params.rate_limited_s);
     else
       WARNING(LOG_PREFIX "Instance \"%s\": unknown option \"%s\" ignored.",
               inst->name, key);

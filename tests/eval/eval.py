@@ -752,7 +752,7 @@ class CaseRunner:
 
     def wait_detection(self, n_before):
         c, d, res = self.case, self.env.d, self.res
-        deadline = res["t_inject"] + 40 * d + 60
+        deadline = res["t_inject"] + max(40 * d + 60, c.detect_s)
         idx = None
         while time.time() < deadline:
             idx = self.first_notif(("FAILURE", "WARNING"), c.expect, n_before)

@@ -226,6 +226,33 @@ def patterns(langs):
                       work("w", "M_PUSH", "c", "--mode", "push",
                            "--deliver-subject", "deliver.m_push",
                            "--queue", "g")]))
+    # Push consumers with a rate limit (RATE_LIMITED's look-alikes), on
+    # streams with max_msg_size 1024 so that the limit's first burst is
+    # 1 kB: one whose limit (24,000 bit/s, 3,000 B/s) is above its 10 msg/s
+    # of 100 bytes (about 1,500 B/s as the server counts deliveries), with
+    # a backlog of 300 to drain at its limit first; one limited to 8,000
+    # bit/s (1,000 B/s) fed bursts of 100 every 30 s (about 500 B/s on
+    # average), each drained in about 15 s.
+    for tag, bps, note in (("RLABOVE", "24000", "a push consumer limited to "
+                            "24,000 bit/s, above its 10 msg/s of 100 bytes, "
+                            "after a backlog of 300 drained at its limit"),
+                           ("RLBURST", "8000", "a push consumer limited to "
+                            "8,000 bit/s fed bursts of 100 messages of 100 "
+                            "bytes every 30 s, each drained at its limit")):
+        dsub = "deliver." + tag.lower()
+        setup = [st(tag, "--max-msg-size", "1024"),
+                 cc(tag, "c", "--ack-wait", "30", "--deliver-subject", dsub,
+                    "--rate-limit-bps", bps)]
+        services = [work("w", "M_" + tag, "c", "--mode", "push",
+                         "--deliver-subject", dsub)]
+        if tag == "RLABOVE":
+            setup.append(tool("publish", s(tag), "--count", "300", "--size",
+                              "100"))
+            services.append(pub("pub", s(tag), 10, "--size", "100"))
+        else:
+            services.append(every(30, tool("publish", s(tag), "--count",
+                                           "100", "--size", "100")))
+        P.append(pattern(tag, "c", note, setup, services))
     P.append(pattern("MIRROR", "c", "a mirror and a sourced stream of an "
                      "origin at 10 msg/s, with a consumer on the mirror",
                      [st("MIRO"),
@@ -261,6 +288,26 @@ def patterns(langs):
                      [st("FULLOK", "--discard", "new", "--max-msgs", "100")],
                      [pub("pub", s("FULLOK"), 5, "--keep-going")],
                      polled=False))
+    P.append(pattern("MIRIDLE", "c", "an idle origin with a mirror and a "
+                     "sourced stream: nothing new to take",
+                     [st("MIRIDLE"), tool("publish", s("MIRIDLE"), "--count",
+                                          "50"),
+                      tool("request", "$JS.API.STREAM.CREATE.M_MIRIDLE_M",
+                           '{"name":"M_MIRIDLE_M","mirror":{"name":'
+                           '"M_MIRIDLE"}}'),
+                      tool("request", "$JS.API.STREAM.CREATE.M_MIRIDLE_S",
+                           '{"name":"M_MIRIDLE_S","sources":[{"name":'
+                           '"M_MIRIDLE"}]}')], [], polled=False, busy=False,
+                     cleanup=["M_MIRIDLE_M", "M_MIRIDLE_S"]))
+    P.append(pattern("MIRFILT", "c", "a source filtered on a subject its "
+                     "origin never receives (the origin at 5 msg/s on "
+                     "another)",
+                     [st("MIRFILT"),
+                      tool("request", "$JS.API.STREAM.CREATE.M_MIRFILT_S",
+                           '{"name":"M_MIRFILT_S","sources":[{"name":'
+                           '"M_MIRFILT","filter_subject":"m_mirfilt.other"}]}')],
+                     [pub("pub", s("MIRFILT"), 5)], polled=False, busy=False,
+                     cleanup=["M_MIRFILT_S"]))
     # Consumers with an inactive_threshold (CONSUMER_EXPIRING's and
     # CONSUMER_EXPIRED's look-alikes): request-reply consumers with a name
     # and no durable name (ephemeral: the server's 5 s), each read to the

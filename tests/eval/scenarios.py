@@ -10,6 +10,7 @@ fault stays in place long enough for the detector's documented latency
 (docs/detectors.md) at any interval.
 """
 
+import json
 import os
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -24,7 +25,8 @@ SHORT = {"ACK_WAIT_VIOLATION": "AW", "SEQUENCE_GAP": "GAP",
          "ACK_NONE_CONSUMER": "ANC", "INTEREST_NO_CONSUMERS": "INC",
          "PUSH_UNBOUND": "PU", "STREAM_SINGLE_REPLICA": "SR1",
          "CONSUMER_UNOBSERVABLE": "UO", "PUBLISH_REJECTED": "PR",
-         "CONSUMER_SINGLE_REPLICA": "CR1", "CONSUMER_EXPIRING": "CEW",
+         "CONSUMER_SINGLE_REPLICA": "CR1", "SOURCE_STALLED": "SS",
+         "RATE_LIMITED": "RL", "CONSUMER_EXPIRING": "CEW",
          "CONSUMER_EXPIRED": "CEX"}
 
 # The classes beyond the five (docs/detectors.md), in table order.
@@ -32,7 +34,8 @@ EXT_CLASSES = ["MAX_DELIVER_EXHAUSTED", "ACK_ALL_PARALLEL", "RETENTION_RISK",
                "ACK_NONE_CONSUMER", "INTEREST_NO_CONSUMERS", "PUSH_UNBOUND",
                "STREAM_SINGLE_REPLICA", "CONSUMER_UNOBSERVABLE",
                "PUBLISH_REJECTED", "CONSUMER_SINGLE_REPLICA",
-               "CONSUMER_EXPIRING", "CONSUMER_EXPIRED"]
+               "SOURCE_STALLED", "RATE_LIMITED", "CONSUMER_EXPIRING",
+               "CONSUMER_EXPIRED"]
 ALL_CLASSES = CLASSES + EXT_CLASSES
 # Faults made by the consuming application: one row per injector language.
 # The others are pure configuration, injected with nl-inject (language
@@ -47,7 +50,7 @@ NODE_KILL = ("CONSUMER_UNOBSERVABLE",)
 # or the CSV value (nats_lens_<class> without a type instance).
 STREAM_CLASSES = ("INTEREST_NO_CONSUMERS", "STREAM_SINGLE_REPLICA",
                   "CONSUMER_UNOBSERVABLE", "PUBLISH_REJECTED",
-                  "CONSUMER_EXPIRED")
+                  "SOURCE_STALLED", "CONSUMER_EXPIRED")
 # Notifications about the plugin's view, not about a delivery fault: never
 # counted as another class unless the case expects them.
 OPERATIONAL = ("CONSUMER_UNOBSERVABLE",)
@@ -141,7 +144,7 @@ class Case:
                  setup, inject, fix=None, observe_s=0.0, note="",
                  min_fire_s=0.0, hold_s=0.0, polled=("nats_lens_num_pending",
                                                      None),
-                 trace=True, cleanup=(), allowed=()):
+                 trace=True, cleanup=(), allowed=(), detect_s=0.0):
         self.name, self.stream, self.consumer, self.lang = (
             name, stream, consumer, lang)
         self.expect, self.signal = expect, signal
@@ -157,6 +160,10 @@ class Case:
         self.polled = (polled[0], polled[1] or consumer) if polled else None
         self.trace, self.cleanup, self.allowed = trace, list(cleanup), \
             list(allowed)
+        # detect_s: how long after the injection the class may take to
+        # fire, when its documented latency is longer than the harness's
+        # 40 D + 60 s (a window of its own).
+        self.detect_s = detect_s
 
 
 def stream_args(stream, replicas, *extra):
@@ -489,6 +496,63 @@ def ext_case(cls, lang, rnd, d, replicas, tag="X"):
                     "set to the stream's (consumer edit --replicas)"
                     % replicas,
                     polled=("nats_lens_seq", "last"), trace=False)
+    if cls == "SOURCE_STALLED":
+        # A mirror of an origin of 20 messages; the origin is deleted,
+        # created again and given 10 new messages, all below the mirror's
+        # position: the mirror never takes them (it waits for the new
+        # origin to pass 20 on nats-server 2.9, resumes past them from
+        # 2.10). The fix is the one the finding prints, the mirror created
+        # again from its configuration (a mirror cannot be edited); it then
+        # takes the new origin from its first message.
+        origin = stream + "_O"
+        mirror = json_text({"name": stream, "mirror": {"name": origin},
+                            "num_replicas": replicas})
+        return Case(name, stream, c, lang, cls, None,
+                    [tool(*stream_args(origin, replicas)),
+                     tool("request", "$JS.API.STREAM.CREATE." + stream,
+                          mirror),
+                     tool("publish", origin.lower() + ".x", "--count", "20")],
+                    [tool("stream-delete", origin),
+                     tool(*stream_args(origin, replicas)),
+                     tool("publish", origin.lower() + ".x", "--count", "10")],
+                    [tool("stream-delete", stream),
+                     tool("request", "$JS.API.STREAM.CREATE." + stream,
+                          mirror)],
+                    note="mirror of an origin of 20 messages; the origin is "
+                    "deleted, created again and given 10; fix: the mirror "
+                    "created again from its configuration",
+                    polled=("nats_lens_seq", "last"), trace=False,
+                    cleanup=[origin])
+    if cls == "RATE_LIMITED":
+        # A push consumer limited to 8,000 bit/s (1,000 B/s, about 6.5
+        # deliveries a second of these 100-byte messages) while 10 msg/s
+        # arrive, on a stream whose max_msg_size of 1024 makes the limit's
+        # first burst 1 kB. Detection waits RateLimitedSeconds (180 s, the
+        # default) of polls that show it at its limit and behind. The fix
+        # is the recommendation's: an update of the consumer with
+        # rate_limit_bps raised, the rest kept.
+        dsub = "dlv." + stream.lower()
+        hold = str(int(80 * d + 420))
+        return Case(name, stream, c, lang, cls, None,
+                    [tool(*st + ["--storage", "file", "--max-msg-size",
+                                 "1024"]),
+                     tool("consumer-create", stream, c, "--deliver-subject",
+                          dsub, "--ack-wait", "30", "--rate-limit-bps",
+                          "8000"),
+                     bg("sub", "consume", stream, c, "--mode", "push",
+                        "--deliver-subject", dsub, "--duration", hold)],
+                    [bg("pub", "publish", subj, "--count",
+                        str(10 * int(hold)), "--rate", "10", "--size",
+                        "100")],
+                    [tool("consumer-edit", stream, c, "--rate-limit-bps",
+                          "25000")],
+                    note="push consumer with rate_limit_bps 8000 (1,000 "
+                    "B/s) on a stream with max_msg_size 1024; 10 msg/s of "
+                    "100 bytes published (about 1,500 B/s as the server "
+                    "counts deliveries); detection waits RateLimitedSeconds "
+                    "(180 s, the default); fix: rate_limit_bps 25000 set "
+                    "by an update of the consumer",
+                    trace=False, detect_s=40 * d + 60 + 240)
     if cls in ("CONSUMER_EXPIRING", "CONSUMER_EXPIRED"):
         # A durable pull consumer with an inactive_threshold of T, its
         # worker reading a publisher at 2 msg/s for 2 T + 2 D + 4 s (long
@@ -529,6 +593,11 @@ def ext_case(cls, lang, rnd, d, replicas, tag="X"):
                     allowed=["CONSUMER_EXPIRING", "INTEREST_NO_CONSUMERS"]
                     if expired else [])
     raise ValueError(cls)
+
+
+def json_text(obj):
+    """obj as compact JSON (a request body)."""
+    return json.dumps(obj, separators=(",", ":"))
 
 
 def ext_classes(topology):

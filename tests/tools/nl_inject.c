@@ -50,6 +50,8 @@ static const char *usage_text =
     "      [--allow-msg-schedules]        (nats-server 2.12+)\n"
     "      [--discard old|new] [--discard-per-subject]\n"
     "      [--metadata KEY=VALUE]...      (nats-server 2.10+; repeatable)\n"
+    "      [--max-msg-size BYTES]         (also the burst of a consumer's\n"
+    "                                     rate limit)\n"
     "  stream-edit NAME [--max-msgs N] [--max-bytes N] [--max-age SECONDS]\n"
     "      [--replicas N] [--max-msgs-per-subject N] [--discard old|new]\n"
     "                                     (the others kept, as `nats stream "
@@ -64,11 +66,13 @@ static const char *usage_text =
     "      [--priority-group G --priority-policy overflow|pinned_client|\n"
     "      prioritized [--priority-timeout SECONDS]]  (pull, 2.11+)\n"
     "      [--replicas N] [--memory]\n"
+    "      [--rate-limit-bps BITS]        (push: rate_limit_bps)\n"
     "      [--inactive-threshold SECONDS] [--ephemeral]  (a name, no durable\n"
     "                                     name); --deliver-policy N starts\n"
     "                                     at stream sequence N\n"
     "  consumer-edit STREAM NAME [--ack-wait SECONDS] [--max-ack-pending N]\n"
     "      [--max-deliver N] [--backoff none|s1,s2,...] [--replicas N]\n"
+    "      [--rate-limit-bps BITS]        (0 removes the limit)\n"
     "      [--inactive-threshold SECONDS]\n"
     "                                     (the others kept, as\n"
     "                                     `nats consumer edit`)\n"
@@ -443,7 +447,7 @@ static int cmd_stream_create(void) {
              "--replicas --storage --cluster --max-msgs-per-subject "
              "--allow-msg-ttl --subject-delete-marker-ttl "
              "--allow-msg-schedules --discard --discard-per-subject "
-             "--metadata",
+             "--metadata --max-msg-size",
              2, 2);
   const char *name = args.pos[1];
   const char *subjects = opt_str("--subjects", NULL);
@@ -464,7 +468,8 @@ static int cmd_stream_create(void) {
       cfg, "max_age",
       json_object_new_int64(sec_to_ns(opt_double("--max-age", 0))));
   json_object_object_add(cfg, "max_consumers", json_object_new_int64(-1));
-  json_object_object_add(cfg, "max_msg_size", json_object_new_int64(-1));
+  json_object_object_add(cfg, "max_msg_size",
+                         json_object_new_int64(opt_ll("--max-msg-size", -1)));
   json_object_object_add(
       cfg, "storage", json_object_new_string(opt_str("--storage", "memory")));
   json_object_object_add(cfg, "num_replicas",
@@ -614,7 +619,8 @@ static int cmd_consumer_create(void) {
   check_args("--filter --ack --ack-wait --max-deliver --max-ack-pending "
              "--deliver-subject --deliver-group --backoff --deliver-policy "
              "--metadata --priority-group --priority-policy --priority-timeout "
-             "--replicas --memory --inactive-threshold --ephemeral",
+             "--replicas --memory --rate-limit-bps --inactive-threshold "
+             "--ephemeral",
              3, 3);
   const char *stream = args.pos[1], *name = args.pos[2];
   bool ephemeral = opt_has("--ephemeral");
@@ -687,6 +693,10 @@ static int cmd_consumer_create(void) {
                            json_object_new_int64(opt_ll("--replicas", 0)));
   if (opt_has("--memory"))
     json_object_object_add(cfg, "mem_storage", json_object_new_boolean(1));
+  if (opt_has("--rate-limit-bps"))
+    json_object_object_add(
+        cfg, "rate_limit_bps",
+        json_object_new_int64(opt_ll("--rate-limit-bps", 0)));
 
   json_object *req = json_object_new_object();
   json_object_object_add(req, "stream_name", json_object_new_string(stream));
@@ -714,7 +724,7 @@ static int cmd_consumer_create(void) {
   /* The server may answer a create for an existing durable with the old
    * config; report every requested tunable it did not keep. */
   static const char *tunables[] = {"ack_wait", "max_deliver", "max_ack_pending",
-                                   NULL};
+                                   "rate_limit_bps", NULL};
   int kept = 1;
   for (int i = 0; tunables[i]; i++) {
     if (jobj(cfg, tunables[i]) && int_differs(cfg, rc, tunables[i])) {
@@ -783,7 +793,7 @@ static void edit_int(json_object *cfg, const char *key, const char *opt,
  * values the server now holds. */
 static int cmd_consumer_edit(void) {
   check_args("--ack-wait --max-ack-pending --max-deliver --backoff "
-             "--metadata --replicas --inactive-threshold",
+             "--metadata --replicas --rate-limit-bps --inactive-threshold",
              3, 3);
   const char *stream = args.pos[1], *name = args.pos[2];
   connect_server();
@@ -797,6 +807,7 @@ static int cmd_consumer_edit(void) {
   edit_int(cfg, "max_ack_pending", "--max-ack-pending", false);
   edit_int(cfg, "max_deliver", "--max-deliver", false);
   edit_int(cfg, "num_replicas", "--replicas", false);
+  edit_int(cfg, "rate_limit_bps", "--rate-limit-bps", false);
   edit_int(cfg, "inactive_threshold", "--inactive-threshold", true);
   /* --backoff none removes the backoff (as `nats consumer edit --backoff
    * none`); a list of seconds replaces it. */
@@ -819,11 +830,11 @@ static int cmd_consumer_edit(void) {
   json_object *meta = jobj(rc, "metadata");
   printf("edited consumer %s.%s ack_wait_ns=%" PRId64
          " max_ack_pending=%" PRId64 " max_deliver=%" PRId64
-         " replicas=%" PRId64 " inactive_threshold_ns=%" PRId64
-         " backoff=%s metadata=%s\n",
+         " replicas=%" PRId64 " rate_limit_bps=%" PRId64
+         " inactive_threshold_ns=%" PRId64 " backoff=%s metadata=%s\n",
          stream, name, jint(rc, "ack_wait", 0), jint(rc, "max_ack_pending", 0),
          jint(rc, "max_deliver", 0), jint(rc, "num_replicas", 0),
-         jint(rc, "inactive_threshold", 0),
+         jint(rc, "rate_limit_bps", 0), jint(rc, "inactive_threshold", 0),
          bo ? json_object_to_json_string_ext(bo, JSON_C_TO_STRING_PLAIN) : "-",
          meta ? json_object_to_json_string_ext(meta, JSON_C_TO_STRING_PLAIN)
               : "-");

@@ -7,8 +7,9 @@
 # MAX_DELIVERIES, a key-value replacement's MSG_TERMINATED), the STREAM.INFO
 # of a stream with max_msgs_per_subject, on 2.11 and later a paused
 # consumer and a stream with per-message TTLs, on 2.12 and later a
-# stream whose delayed message fired, consumers with an inactive_threshold
-# and the API audit of a consumer delete; the other
+# stream whose delayed message fired, and eight polls of a push consumer
+# held by its rate limit, consumers with an inactive_threshold and the
+# API audit of a consumer delete; the other
 # advisory fixtures of the top level are recorded by SCENARIOS.md's runs.
 #
 # Usage: tests/tools/record_fixtures.sh [OUTDIR]   (default tests/fixtures)
@@ -21,32 +22,11 @@ set -eu
 TOOLS=$(cd "$(dirname "$0")" && pwd)
 OUT=${1:-$TOOLS/../fixtures}
 . "$TOOLS/../nats_server.sh"
-if [ -z "${PORT:-}" ]; then
-  PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-fi
-NL=${NL:-$TOOLS/nl-inject}
-SRV=nats://127.0.0.1:$PORT
-DIR=$(mktemp -d /tmp/nl-fixtures.XXXXXX)
+. "$TOOLS/fixture_server.sh"
 mkdir -p "$OUT"
 
-nats-server -js -a 127.0.0.1 -p "$PORT" -sd "$DIR" >"$DIR/server.log" 2>&1 &
-SERVER_PID=$!
-BG_PIDS=()
-cleanup() {
-  for p in "${BG_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  kill "$SERVER_PID" 2>/dev/null || true
-  wait "$SERVER_PID" 2>/dev/null || true
-  rm -rf "$DIR"
-}
-trap cleanup EXIT
-for _ in $(seq 50); do
-  grep -q "Server is ready" "$DIR/server.log" && break
-  sleep 0.1
-done
-if ! grep -q "Server is ready" "$DIR/server.log"; then
-  cat "$DIR/server.log" >&2
-  exit 1
-fi
+fixture_server nl-fixtures
+SRV=nats://127.0.0.1:$PORT
 # "2.11.10" from "nats-server: v2.11.10".
 VERSION=$(nats-server --version | sed -n 's/.* v\{0,1\}\([0-9][0-9.]*\).*/\1/p')
 echo "nats-server $VERSION on port $PORT"
@@ -257,6 +237,41 @@ nl publish fx.full.ok --count 3
 nl request '$JS.API.STREAM.LIST' '{"subject":"fx.full.>"}' \
   >"$OUT/stream_list_full.json"
 
+# A push consumer held by its rate limit: RATED (8,000 bit/s, 1,000 B/s)
+# while 10 messages a second of 100 bytes arrive, next to FAST (800,000
+# bit/s) on the same stream, both subscribed; HDRS (headers only, 8,000
+# bit/s, made with the API) has no subscriber. The file stream's
+# max_msg_size of 1024 makes the limits' first burst 1,024 bytes. Eight
+# polls 2 s apart: STREAM.LIST (this stream) and CONSUMER.LIST, one reply
+# a line each, and the time each poll was sent (ns since 1970, this
+# script's clock).
+nl stream-create FX_RATE --subjects fx.rate --storage file \
+  --max-msg-size 1024
+nl consumer-create FX_RATE RATED --deliver-subject fx.dlv.rated \
+  --rate-limit-bps 8000
+nl consumer-create FX_RATE FAST --deliver-subject fx.dlv.fast \
+  --rate-limit-bps 800000
+nl request '$JS.API.CONSUMER.DURABLE.CREATE.FX_RATE.HDRS' \
+  '{"stream_name":"FX_RATE","config":{"durable_name":"HDRS","deliver_subject":"fx.dlv.hdrs","deliver_policy":"all","ack_policy":"explicit","rate_limit_bps":8000,"headers_only":true}}'
+RATE_PIDS=()
+for c in RATED FAST; do
+  nl consume FX_RATE "$c" --mode push --duration 18 >/dev/null &
+  RATE_PIDS+=($!)
+done
+sleep 0.5
+nl publish fx.rate --count 170 --rate 10 --size 100 >/dev/null &
+RATE_PIDS+=($!)
+BG_PIDS+=("${RATE_PIDS[@]}")
+: >"$OUT/rate_polls.jsonl"
+: >"$OUT/rate_polls_times.txt"
+for _ in 1 2 3 4 5 6 7 8; do
+  sleep 2
+  date +%s%N >>"$OUT/rate_polls_times.txt"
+  nl request '$JS.API.STREAM.LIST' '{"subject":"fx.rate"}' \
+    >>"$OUT/rate_polls.jsonl"
+  nl request '$JS.API.CONSUMER.LIST.FX_RATE' '{}' >>"$OUT/rate_polls.jsonl"
+done
+wait "${RATE_PIDS[@]}"
 # Consumers the server deletes after an inactive_threshold: a durable with
 # one and a filter, a consumer with a name and no durable name (the server
 # stamps 5 s on it: listed at once, before it expires), and the API audit

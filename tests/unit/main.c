@@ -221,7 +221,28 @@ const nl_consumer_snap *nl_test_consumer(const nl_snapshot_set *set,
   X(test_coverage_moved_to_silent_agent)                                       \
   X(test_event_agent_fields)                                                   \
   X(test_paused_consumer)                                                      \
-  X(test_fixture_versions)
+  X(test_fixture_versions)                                                     \
+  X(test_source_parse_versions)                                                \
+  X(test_source_recreated_origin)                                              \
+  X(test_source_recreated_copy_clears)                                         \
+  X(test_source_idle_and_silent)                                               \
+  X(test_source_stall_rule)                                                    \
+  X(test_source_recreated_empty_is_silent)                                     \
+  X(test_source_old_heartbeat_is_not_live)                                     \
+  X(test_source_waiting)                                                       \
+  X(test_source_first_seen_after_recreation)                                   \
+  X(test_source_flowing_count)                                                 \
+  X(test_source_parse_odd)                                                     \
+  X(test_jsz_copies)                                                           \
+  X(test_source_count_capped_at_position)                                      \
+  X(test_source_restored_origin_is_not_counted)                                \
+  X(test_rate_limited_raised_and_fixed)                                        \
+  X(test_rate_limited_filtered)                                                \
+  X(test_rate_limited_healthy_are_silent)                                      \
+  X(test_rate_limited_holds_and_clears)                                        \
+  X(test_rate_limited_window_in_polls)                                         \
+  X(test_rate_limited_behind_margin)                                           \
+  X(test_rate_bytes_per_delivery)
 
 #define DECLARE(name) void name(void);
 TESTS(DECLARE)

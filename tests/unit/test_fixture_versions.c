@@ -6,7 +6,9 @@
  * per-message TTLs from 2.11) and what must not. */
 #include "core/nl_advisory.h"
 #include "core/nl_audit.h"
+#include "core/nl_detect_rate.h"
 #include "core/nl_detect_rejected.h"
+#include "core/nl_engine.h"
 #include "core/nl_expect.h"
 #include "core/nl_parse.h"
 #include "nl_test.h"
@@ -455,6 +457,84 @@ static void check_replicas(const fx_version *ver) {
   nl_snapshot_set_clear(&set);
 }
 
+/* Whether consumer name of stream FX_RATE holds a RATE_LIMITED finding
+ * in engine e. */
+static bool rate_limited(nl_engine *e, const char *name) {
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(e), "FX_RATE", name);
+  return st != NULL && st->active[NL_RATE_LIMITED] != NULL;
+}
+
+/* The eight polls of a consumer held by its rate limit
+ * (rate_polls.jsonl, the times in rate_polls_times.txt), applied to an
+ * engine with a window of 12 s: the fields RATE_LIMITED reads; RATED
+ * raised once the window and 6 polls are seen (the 7th poll or the 8th),
+ * FAST (100 times the limit) and HDRS (headers only, no subscriber) never;
+ * and the bytes RATED was sent a second, at the estimated bytes of a
+ * delivery, within 10 % of its limit of 1,000 B/s. */
+static void check_rate(const fx_version *ver) {
+  size_t len, tlen;
+  char *text = read_version_file(ver, "rate_polls.jsonl", &len);
+  char *times = read_version_file(ver, "rate_polls_times.txt", &tlen);
+  nl_detect_params p;
+  nl_detect_params_default(&p);
+  p.rate_limited_s = 12;
+  nl_engine *e = nl_engine_create(&p);
+  char *line = text, *tp = times;
+  int polls = 0, raised_at = -1;
+  int64_t t0 = 0;
+  uint64_t sent0 = 0;
+  double bytes_per_s = 0;
+  while (line != NULL && tp != NULL && e != NULL && polls < 8) {
+    char *next = strchr(line, '\n');
+    char *cons = next ? next + 1 : NULL;
+    char *end = cons ? strchr(cons, '\n') : NULL;
+    if (cons == NULL || end == NULL)
+      break;
+    int64_t t = strtoll(tp, &tp, 10);
+    nl_snapshot_set set = {0};
+    nl_page_info page;
+    char err[256] = "";
+    CHECK(nl_parse_stream_list(line, (size_t)(next - line), &set, &page, err,
+                               sizeof(err)) == NL_PARSE_OK);
+    CHECK(nl_parse_consumer_list(cons, (size_t)(end - cons), 0, &set, &page,
+                                 err, sizeof(err)) == NL_PARSE_OK);
+    set.streams[0].consumers_complete = true;
+    const nl_stream_snap *s = nl_test_stream(&set, "FX_RATE");
+    const nl_consumer_snap *r = nl_test_consumer(&set, "RATED");
+    const nl_consumer_snap *h = nl_test_consumer(&set, "HDRS");
+    CHECK(s != NULL && r != NULL && h != NULL);
+    if (s == NULL || r == NULL || h == NULL) {
+      nl_snapshot_set_clear(&set);
+      break;
+    }
+    CHECK(s->max_msg_size == 1024 && !s->memory_storage);
+    CHECK(r->push && r->push_bound && r->rate_limit_bps == 8000 &&
+          !r->headers_only);
+    CHECK(h->headers_only && h->rate_limit_bps == 8000);
+    if (polls == 1) {
+      t0 = t;
+      sent0 = r->delivered_consumer_seq;
+    } else if (polls == 7) {
+      bytes_per_s = (double)(r->delivered_consumer_seq - sent0) *
+                    nl_rate_bytes_per_delivery(r, s) / nl_seconds(t - t0);
+    }
+    nl_engine_apply(e, &set, t, NULL, NULL);
+    if (raised_at < 0 && rate_limited(e, "RATED"))
+      raised_at = polls;
+    CHECK(!rate_limited(e, "FAST") && !rate_limited(e, "HDRS"));
+    nl_snapshot_set_clear(&set);
+    polls++;
+    line = end + 1;
+  }
+  CHECK_EQ_U(polls, 8);
+  CHECK(raised_at == 6 || raised_at == 7);
+  CHECK(bytes_per_s > 900 && bytes_per_s < 1100);
+  nl_engine_free(e);
+  free(text);
+  free(times);
+}
+
 /* Consumers with an inactive_threshold (consumer_list_inactive.json): a
  * durable with 600 s and one filter, a consumer with a name and no durable
  * name, which the server gives 5 s; the reply's time ("ts") from 2.10, and
@@ -524,6 +604,7 @@ void test_fixture_versions(void) {
     check_removals(&versions[i], &set);
     check_full(&versions[i]);
     check_replicas(&versions[i]);
+    check_rate(&versions[i]);
     check_inactive(&versions[i], &set);
     nl_snapshot_set_clear(&set);
     if (nl_test_failures != before)

@@ -175,3 +175,36 @@ void test_jsz_select_and_hostile(void) {
   nl_jsz_result_clear(&r);
   nl_jsz_free(z);
 }
+
+/* The system account's view of mirrors and sources: each copy's report
+ * and configuration in its stream detail, each account's origin O in its
+ * own set (A's and B's copies of O are compared with their own O). */
+void test_jsz_copies(void) {
+  nl_jsz *z = nl_jsz_create(NULL, NULL);
+  CHECK_EQ_U(feed_lines(z, "jsz_copies.json"), 1);
+  nl_jsz_result r;
+  CHECK(nl_jsz_finish(z, &r) == 0);
+  const char *accounts[] = {"A", "B"};
+  const uint64_t held[] = {3, 2};
+  for (size_t i = 0; i < 2; i++) {
+    const nl_jsz_account *a = nl_jsz_find(&r, accounts[i]);
+    CHECK(a != NULL);
+    if (a == NULL)
+      continue;
+    const nl_stream_snap *o = nl_test_stream(&a->set, "O");
+    const nl_stream_snap *m = nl_test_stream(&a->set, "M");
+    const nl_stream_snap *s = nl_test_stream(&a->set, "SRC");
+    CHECK(o != NULL && m != NULL && s != NULL);
+    if (o == NULL || m == NULL || s == NULL)
+      continue;
+    CHECK(o->n_links == 0 && o->created_ns > 0 && o->last_seq == held[i]);
+    CHECK(m->is_mirror && m->n_links == 1 && !m->links[0].filtered);
+    CHECK(s->n_links == 1 && s->links[0].filtered);
+    CHECK(strcmp(m->links[0].name, "O") == 0 && m->links[0].have_info &&
+          m->links[0].active_ns >= 0 && m->links[0].lag == 0);
+    CHECK(s->links[0].have_info && s->links[0].error_code == 0);
+    CHECK_EQ_U(m->last_seq, held[i]);
+  }
+  nl_jsz_result_clear(&r);
+  nl_jsz_free(z);
+}
