@@ -300,13 +300,21 @@ nl_inject() {
   "$NL_INJECT" --server "nats://127.0.0.1:$port" "$@"
 }
 
+# nl_bg NAME COMMAND...: runs COMMAND in the background (stopped when
+# the test exits), its output in $NL_TMP/NAME.out.
+nl_bg() {
+  local name=$1
+  shift
+  "$@" >"$NL_TMP/$name.out" 2>&1 &
+  NL_PIDS+=($!)
+}
+
 # nl_inject_bg PORT NAME ARGS...: runs the fault injector in the
 # background (stopped when the test exits), its output in $NL_TMP/NAME.out.
 nl_inject_bg() {
   local port=$1 name=$2
   shift 2
-  nl_inject "$port" "$@" >"$NL_TMP/$name.out" 2>&1 &
-  NL_PIDS+=($!)
+  nl_bg "$name" nl_inject "$port" "$@"
 }
 
 # nl_held_throttle PORT [SECONDS]: a MAX_PENDING_THROTTLE that holds for
@@ -325,17 +333,21 @@ nl_held_throttle() {
 }
 
 # nl_apply_fix PORT COMMAND: applies a fix command the plugin printed
-# (`nats consumer edit S C ...` or `nats stream edit S ...`, the flags the
-# plugin prints: --wait, --max-pending, --max-deliver, --backoff and
-# --replicas for a consumer; --max-msgs, --max-bytes,
-# --max-msgs-per-subject, --max-age, --replicas, --discard old|new for a
-# stream) with nl-inject's consumer-edit or stream-edit, which change only
-# the named settings as the nats CLI does, then reads the configuration
-# back from the server. `nats consumer edit S C --config FILE` sends FILE's
-# configuration (FILE as `nats consumer info S C --json` prints it, or the
-# configuration alone) as an update of the consumer, as the nats CLI does:
-# the server's reserved _nats.* metadata left out; the settings it asks
-# for are those where FILE differs from the consumer's configuration. Prints "field=value" for each
+# (`nats consumer edit S C ...`, `nats consumer add S C --pull ...
+# --defaults` or `nats stream edit S ...`, the flags the plugin prints:
+# --wait, --max-pending, --max-deliver, --backoff, --replicas and
+# --inactive-threshold for a consumer edit; --ack, --deliver, --wait,
+# --max-deliver, --max-pending, --filter and --inactive-threshold for a
+# consumer add, whose other settings are the CLI's defaults; --max-msgs,
+# --max-bytes, --max-msgs-per-subject, --max-age, --replicas, --discard
+# old|new for a stream) with nl-inject's consumer-edit, consumer-create or
+# stream-edit, which change only the named settings as the nats CLI does,
+# then reads the configuration back from the server. `nats consumer edit S
+# C --config FILE` sends FILE's configuration (FILE as `nats consumer info
+# S C --json` prints it, or the configuration alone) as an update of the
+# consumer, as the nats CLI does: the server's reserved _nats.* metadata
+# left out; the settings it asks for are those where FILE differs from the
+# consumer's configuration. Prints "field=value" for each
 # setting read back; returns 0 only when the server holds every value the
 # command asked for (it may override or refuse one: a backoff replaces
 # ack_wait), 2 for a command it cannot apply. The stream created again
@@ -396,6 +408,9 @@ elif words[:3] == ["nats", "consumer", "edit"] and len(words) >= 5:
     if "--replicas" in opts:
         edit += ["--replicas", opts["--replicas"]]
         want["num_replicas"] = int(opts["--replicas"])
+    if "--inactive-threshold" in opts:
+        edit += ["--inactive-threshold", str(secs(opts["--inactive-threshold"]))]
+        want["inactive_threshold"] = int(secs(opts["--inactive-threshold"]) * 1e9)
     if opts.get("--backoff") == "none":
         edit += ["--backoff", "none"]
         want["backoff"] = None
@@ -411,6 +426,43 @@ elif words[:3] == ["nats", "consumer", "edit"] and len(words) >= 5:
     if not want or len(opts) * 2 != len(flags):
         sys.exit(2)
     run("consumer-edit", stream, consumer, *edit)
+    cfg = json.loads(run("info", stream, consumer))["config"]
+elif words[:3] == ["nats", "consumer", "add"] and len(words) >= 5:
+    # A durable pull consumer created as `nats consumer add --pull
+    # --defaults` would: the flags given, the rest the CLI's defaults.
+    stream, consumer, flags = words[3], words[4], words[5:]
+    bare = [f for f in flags if f in ("--pull", "--defaults")]
+    rest = [f for f in flags if f not in bare]
+    opts = dict(zip(rest[::2], rest[1::2]))
+    if sorted(bare) != ["--defaults", "--pull"] or len(opts) * 2 != len(rest):
+        sys.exit(2)
+    make = ["--ack", opts.get("--ack", "explicit")]
+    want = {"durable_name": consumer, "ack_policy": make[1],
+            "deliver_subject": None}
+    deliver = opts.get("--deliver", "all")
+    make += ["--deliver-policy", deliver]
+    if deliver.isdigit():
+        want["deliver_policy"] = "by_start_sequence"
+        want["opt_start_seq"] = int(deliver)
+    else:
+        want["deliver_policy"] = deliver
+    for flag, mine, key, conv in (
+            ("--wait", "--ack-wait", "ack_wait", lambda v: int(secs(v) * 1e9)),
+            ("--max-deliver", "--max-deliver", "max_deliver", int),
+            ("--max-pending", "--max-ack-pending", "max_ack_pending", int),
+            ("--filter", "--filter", "filter_subject", str),
+            ("--inactive-threshold", "--inactive-threshold",
+             "inactive_threshold", lambda v: int(secs(v) * 1e9))):
+        if flag in opts:
+            v = opts[flag]
+            make += [mine, str(secs(v)) if key in ("ack_wait",
+                     "inactive_threshold") else v]
+            want[key] = conv(v)
+    unknown = set(opts) - {"--ack", "--deliver", "--wait", "--max-deliver",
+                           "--max-pending", "--filter", "--inactive-threshold"}
+    if unknown:
+        sys.exit(2)
+    run("consumer-create", stream, consumer, *make)
     cfg = json.loads(run("info", stream, consumer))["config"]
 elif words[:3] == ["nats", "stream", "edit"] and len(words) >= 4:
     stream, flags = words[3], words[4:]

@@ -1,5 +1,6 @@
 /* nl_advisory.c: JetStream consumer advisories and ack metrics, parsed
  * (see nl_advisory.h; the schemas are in docs/detectors.md). */
+#define _GNU_SOURCE /* memmem */
 #include "nl_advisory.h"
 
 #include "nl_parse.h"
@@ -43,7 +44,22 @@ static const struct {
                             "quorum_lost"},
     [NL_ADV_ACK_SAMPLE] = {"io.nats.jetstream.metric.v1.consumer_ack",
                            "ack_sample"},
+    [NL_ADV_API_DELETE] = {"io.nats.jetstream.advisory.v1.api_audit",
+                           "api_delete"},
 };
+
+const char nl_advisory_api_subject[] = "$JS.EVENT.ADVISORY.API";
+
+/* The API subject of a consumer delete request, which an API audit of one
+ * names as its "subject". */
+static const char delete_prefix[] = "$JS.API.CONSUMER.DELETE.";
+
+bool nl_advisory_wanted(const char *subject, const char *data, size_t len) {
+  if (subject == NULL || strcmp(subject, nl_advisory_api_subject) != 0)
+    return true;
+  return data != NULL &&
+         memmem(data, len, delete_prefix, sizeof(delete_prefix) - 1) != NULL;
+}
 
 const char *nl_adv_kind_name(nl_adv_kind kind) {
   return (unsigned)kind < NL_ADV_KIND_COUNT ? kinds[kind].name : "unknown";
@@ -146,6 +162,57 @@ static int find_kind(json_object *root) {
   return -1;
 }
 
+/* Reads an API audit (root, which came on subject, NULL when not known)
+ * into out: only a successful consumer delete request is taken. Returns
+ * 0, or -1 with a reason in err. */
+static int read_api_delete(json_object *root, const char *subject,
+                           nl_advisory *out, char *err, size_t errlen) {
+  const char *api = str_member(root, "subject");
+  const char *reply = str_member(root, "response");
+  if (subject != NULL && strcmp(subject, nl_advisory_api_subject) != 0) {
+    snprintf(err, errlen, "API audit on %.200s", subject);
+    return -1;
+  }
+  if (api == NULL || strncmp(api, delete_prefix, sizeof(delete_prefix) - 1)) {
+    snprintf(err, errlen, "API audit of %.200s, not a consumer delete",
+             api ? api : "no subject");
+    return -1;
+  }
+  /* "<stream>.<consumer>": two names, each one token. */
+  const char *names = api + sizeof(delete_prefix) - 1;
+  const char *dot = strchr(names, '.');
+  char stream[NL_ADV_NAME_MAX + 2] = "";
+  size_t ls = dot ? (size_t)(dot - names) : 0;
+  if (dot != NULL && ls <= NL_ADV_NAME_MAX) {
+    memcpy(stream, names, ls);
+    stream[ls] = '\0';
+  }
+  if (dot == NULL || copy_name(stream, out->stream) != 0 ||
+      copy_name(dot + 1, out->consumer) != 0) {
+    snprintf(err, errlen,
+             "API audit of a consumer delete without valid "
+             "names");
+    return -1;
+  }
+  /* The reply must say it succeeded: a refused delete removed nothing. */
+  int rc = 0;
+  char why[128];
+  json_object *r =
+      reply ? nl_parse_object(reply, strlen(reply), &rc, why, sizeof(why))
+            : NULL;
+  json_object *ok = NULL;
+  bool success = r != NULL && json_object_object_get_ex(r, "success", &ok) &&
+                 json_object_is_type(ok, json_type_boolean) &&
+                 json_object_get_boolean(ok);
+  json_object_put(r);
+  if (!success) {
+    snprintf(err, errlen, "API audit of a consumer delete that failed");
+    return -1;
+  }
+  out->kind = NL_ADV_API_DELETE;
+  return 0;
+}
+
 int nl_advisory_parse(const char *subject, const char *data, size_t len,
                       nl_advisory *out, char *err, size_t errlen) {
   memset(out, 0, sizeof(*out));
@@ -155,6 +222,17 @@ int nl_advisory_parse(const char *subject, const char *data, size_t len,
     return -1;
   int status = -1;
   int kind = find_kind(root);
+  if (kind == NL_ADV_API_DELETE) {
+    const char *ts = str_member(root, "timestamp");
+    status = read_api_delete(root, subject, out, err, errlen);
+    if (status == 0 &&
+        (ts == NULL || nl_parse_rfc3339(ts, &out->timestamp_ns) != 0))
+      out->timestamp_ns = 0;
+    json_object_put(root);
+    if (status != 0)
+      memset(out, 0, sizeof(*out));
+    return status;
+  }
   const char *ts = str_member(root, "timestamp");
   uint64_t ack_time = 0;
   if (kind < 0) {

@@ -22,6 +22,10 @@ typedef enum {
   NL_ADV_LEADER_ELECTED,  /* A clustered consumer got a new leader. */
   NL_ADV_QUORUM_LOST,     /* A clustered consumer lost its quorum. */
   NL_ADV_ACK_SAMPLE,      /* An ack metric (consumers with sample_freq). */
+  /* The server's API audit of a successful consumer delete request
+   * ($JS.EVENT.ADVISORY.API for $JS.API.CONSUMER.DELETE.<stream>.<name>):
+   * someone deleted the consumer, the server did not remove it. */
+  NL_ADV_API_DELETE,
   NL_ADV_KIND_COUNT
 } nl_adv_kind;
 
@@ -57,13 +61,26 @@ typedef struct {
  * never publishes on them). */
 extern const char *const nl_advisory_subjects[];
 
+/* The subject of the server's API audit advisories, one for every API
+ * request of the account (subscribed with the ApiAudit option only: each
+ * carries the request and its reply). */
+extern const char nl_advisory_api_subject[];
+
+/* Returns false for a message of subject that can only be an API audit of
+ * something other than a consumer delete (not to be parsed, nor counted as
+ * rejected: every API request of the account sends one), true for anything
+ * else. A cheap test of the raw text; nl_advisory_parse decides. */
+bool nl_advisory_wanted(const char *subject, const char *data, size_t len);
+
 /* Returns a short name of a kind ("max_deliver", "nak", ...). */
 const char *nl_adv_kind_name(nl_adv_kind kind);
 
 /* Parses one advisory. subject may be NULL; when given, its last two tokens
- * must name the same stream and consumer as the body. Returns 0 and fills
- * *out (received_ns 0), or -1 with a one-line reason in err for anything
- * that is not a consumer advisory of a known type with valid names. */
+ * must name the same stream and consumer as the body (for an API audit, it
+ * must be nl_advisory_api_subject, and the request's subject names them).
+ * Returns 0 and fills *out (received_ns 0), or -1 with a one-line reason in err
+ * for anything that is not a consumer advisory of a known type with valid
+ * names. */
 int nl_advisory_parse(const char *subject, const char *data, size_t len,
                       nl_advisory *out, char *err, size_t errlen);
 

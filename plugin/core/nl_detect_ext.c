@@ -170,6 +170,9 @@ void nl_ext_detect_consumer(nl_consumer_state *st, const nl_consumer_snap *c,
    * forecast; each has its own fix (docs/detectors.md). */
   active[NL_RATE_LIMITED] =
       nl_rate_detect(st, c, s, p, &fc, now_ns, &out[NL_RATE_LIMITED]);
+  nl_expiry_observe(st, c, s, now_ns);
+  active[NL_CONSUMER_EXPIRING] =
+      nl_expiry_detect(st, c, s, &out[NL_CONSUMER_EXPIRING]);
 }
 
 void nl_ext_detect_config(const nl_consumer_state *st, const nl_ext_poll *ctx,

@@ -14,6 +14,7 @@
 #include "nl_advisory.h"
 #include "nl_audit.h"
 #include "nl_detect.h"
+#include "nl_detect_expiry.h"
 #include "nl_detect_rate.h"
 #include "nl_detect_rejected.h"
 #include "nl_detect_retention.h"

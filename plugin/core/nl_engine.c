@@ -37,6 +37,9 @@ typedef struct {
    * name). */
   size_t set_index;
   uint32_t set_generation;
+  /* Its consumers the server removed for inactivity (CONSUMER_EXPIRED),
+   * allocated at the first, or NULL. */
+  nl_expired_list *expired;
 } stream_total;
 
 /* Polls in a row a stream must stay unobservable before
@@ -138,6 +141,18 @@ nl_engine *nl_engine_create(const nl_detect_params *params) {
   return e;
 }
 
+/* Frees what t owns. */
+static void total_free(stream_total *t) {
+  free(t->name);
+  free(t->clock);
+  nl_source_state_free(t->source);
+  for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
+    free(t->active[cls]);
+  if (t->expired != NULL)
+    nl_expired_clear(t->expired);
+  free(t->expired);
+}
+
 void nl_engine_free(nl_engine *e) {
   if (e == NULL)
     return;
@@ -146,13 +161,8 @@ void nl_engine_free(nl_engine *e) {
     free(e->resolved[i].stream);
     free(e->resolved[i].consumer);
   }
-  for (size_t i = 0; i < e->n_totals; i++) {
-    free(e->totals[i].name);
-    free(e->totals[i].clock);
-    nl_source_state_free(e->totals[i].source);
-    for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
-      free(e->totals[i].active[cls]);
-  }
+  for (size_t i = 0; i < e->n_totals; i++)
+    total_free(&e->totals[i]);
   free(e->totals);
   free(e->slots);
   nl_audit_result_free(&e->scratch);
@@ -208,11 +218,7 @@ static void forget_gone_streams(nl_engine *e, int64_t now_ns) {
     stream_total *t = &e->totals[i];
     if (t->seen_generation != e->generation &&
         now_ns - t->last_seen_ns > NL_STREAM_FORGET_NS) {
-      free(t->name);
-      free(t->clock);
-      nl_source_state_free(t->source);
-      for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
-        free(t->active[cls]);
+      total_free(t);
       continue;
     }
     e->totals[kept++] = *t;
@@ -400,11 +406,35 @@ static bool keep_unlisted(const nl_consumer_state *st, void *arg) {
   return false;
 }
 
+/* Keeps consumer st, which the poll no longer lists, among its stream's
+ * expired consumers when the server's inactivity timer removed it with
+ * something to lose (nl_expiry_gone). Its stream must be listed with all
+ * its consumers. */
+static void note_expired(const sweep_ctx *ctx, const nl_consumer_state *st) {
+  const nl_stream_snap *s = NULL;
+  for (size_t i = 0; i < ctx->set->n_streams && s == NULL; i++)
+    if (strcmp(ctx->set->streams[i].name, st->stream) == 0)
+      s = &ctx->set->streams[i];
+  if (s == NULL || s->elsewhere || !s->consumers_complete)
+    return;
+  stream_total *t = find_total(ctx->e, st->stream);
+  nl_expired gone;
+  if (t == NULL || !nl_expiry_gone(st, s, ctx->now_ns, &gone))
+    return;
+  if (t->expired == NULL &&
+      (t->expired = calloc(1, sizeof(*t->expired))) == NULL) {
+    free(gone.name);
+    return;
+  }
+  nl_expired_add(t->expired, &gone);
+}
+
 static void report_gone(nl_consumer_state *st, void *arg) {
   const sweep_ctx *ctx = arg;
-  const char *reason = nl_snapshot_set_elsewhere(ctx->set, st->stream, st->name)
-                           ? NL_REASON_LED_ELSEWHERE
-                           : "consumer deleted";
+  bool away = nl_snapshot_set_elsewhere(ctx->set, st->stream, st->name);
+  const char *reason = away ? NL_REASON_LED_ELSEWHERE : "consumer deleted";
+  if (!away && st->expiry != NULL)
+    note_expired(ctx, st);
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
     if (st->active[cls] != NULL)
       report_clear(ctx->e, st->stream, st->name, st->active[cls], reason,
@@ -514,7 +544,7 @@ static void stream_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
     t->created_ns = s->created_ns;
   uint64_t key = nl_config_key(NULL, t->created_ns, s);
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
-    if (nl_class_is_stream(cls))
+    if (nl_class_is_stream(cls) && cls != NL_CONSUMER_EXPIRED)
       update_held(e, t->active, t->name, NL_STREAM_FINDING_CONSUMER, cls, cls,
                   active, found, key, stream_cost(t), now_ns, sink, ud);
   int64_t empty_since = 0;
@@ -651,6 +681,8 @@ static void streams_gone(nl_engine *e, int64_t now_ns,
     t->unobservable_polls = 0;
     free(t->clock);
     t->clock = NULL;
+    if (t->expired != NULL)
+      nl_expired_clear(t->expired);
     for (int cls = 0; cls < NL_CLASS_COUNT; cls++) {
       if (t->active[cls] == NULL)
         continue;
@@ -751,6 +783,31 @@ static void note_empty(stream_total *t, const nl_stream_snap *s) {
   }
 }
 
+/* CONSUMER_EXPIRED of stream i of set, after the sweep noted the
+ * consumers the server removed: held while one is not created again
+ * safely (nl_expired_detect). The key changes with each one created again
+ * safely, so that the finding clears at once when that was the last. */
+static void expired_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
+                            int64_t now_ns, const nl_engine_sink *sink,
+                            void *ud) {
+  stream_total *t = find_total(e, set->streams[i].name);
+  if (t == NULL || (t->expired == NULL && !t->active[NL_CONSUMER_EXPIRED]))
+    return;
+  bool active[NL_CLASS_COUNT] = {false};
+  nl_finding found[NL_CLASS_COUNT];
+  nl_expired_list none = {0};
+  nl_expired_list *l = t->expired ? t->expired : &none;
+  active[NL_CONSUMER_EXPIRED] =
+      nl_expired_detect(l, set, i, now_ns, &found[NL_CONSUMER_EXPIRED]);
+  uint64_t fixes = l->fixes;
+  uint64_t key =
+      nl_hash_bytes(nl_config_key(NULL, t->created_ns, &set->streams[i]),
+                    &fixes, sizeof(fixes));
+  update_held(e, t->active, t->name, NL_STREAM_FINDING_CONSUMER,
+              NL_CONSUMER_EXPIRED, NL_CONSUMER_EXPIRED, active, found,
+              key ? key : 1, stream_cost(t), now_ns, sink, ud);
+}
+
 size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
                        const nl_engine_sink *sink, void *ud) {
   e->generation++;
@@ -845,6 +902,9 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
   sweep_ctx ctx = {e, &view, sink, ud, 0, now_ns};
   nl_registry_sweep(e->reg, e->generation, keep_unlisted, report_gone, &ctx);
   free(names);
+  for (size_t i = 0; i < set->n_streams; i++)
+    if (!set->streams[i].elsewhere)
+      expired_classes(e, set, i, now_ns, sink, ud);
   return ctx.kept;
 }
 
@@ -891,9 +951,13 @@ bool nl_engine_advisory(nl_engine *e, const nl_advisory *a, int64_t now_ns,
     return false;
   }
   /* A DELETED advisory is a claim anyone may publish: the next poll that
-   * no longer lists the consumer clears its findings, not the claim. */
-  if (a->kind == NL_ADV_DELETED)
+   * no longer lists the consumer clears its findings, not the claim. It
+   * and an API delete's audit tell CONSUMER_EXPIRED when and how the
+   * consumer went, which that poll checks (nl_expiry_gone). */
+  if (a->kind == NL_ADV_DELETED || a->kind == NL_ADV_API_DELETE) {
+    nl_expiry_advisory(st, a);
     return true;
+  }
   int recorded = nl_ext_record(st, a);
   if (recorded == 1)
     e->advisories_contradicted++;
@@ -917,6 +981,7 @@ bool nl_engine_advisory(nl_engine *e, const nl_advisory *a, int64_t now_ns,
 
 static void after_gap(nl_consumer_state *st, void *arg) {
   nl_state_after_gap(st, *(const int64_t *)arg);
+  nl_expiry_after_gap(st, *(const int64_t *)arg);
 }
 
 void nl_engine_gap(nl_engine *e, int64_t now_ns) {

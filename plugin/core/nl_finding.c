@@ -48,6 +48,10 @@ static const struct {
     [NL_SOURCE_STALLED] = {"SOURCE_STALLED", "source_stalled",
                            NL_SEVERITY_CRITICAL, true},
     [NL_RATE_LIMITED] = {"RATE_LIMITED", "rate_limited", NL_SEVERITY_WARNING},
+    [NL_CONSUMER_EXPIRING] = {"CONSUMER_EXPIRING", "consumer_expiring",
+                              NL_SEVERITY_WARNING},
+    [NL_CONSUMER_EXPIRED] = {"CONSUMER_EXPIRED", "consumer_expired",
+                             NL_SEVERITY_CRITICAL, true},
 };
 
 const char *nl_class_name(nl_class cls) {

@@ -25,6 +25,8 @@ typedef enum {
   NL_CONSUMER_SINGLE_REPLICA,
   NL_SOURCE_STALLED, /* Stream-level: the copy (mirror or sources). */
   NL_RATE_LIMITED,
+  NL_CONSUMER_EXPIRING,
+  NL_CONSUMER_EXPIRED, /* Stream-level: the consumer no longer exists. */
   NL_CLASS_COUNT
 } nl_class;
 

@@ -109,6 +109,7 @@ static void state_clear(nl_consumer_state *st) {
   free(st->ext);
   free(st->retention);
   free(st->rate);
+  free(st->expiry);
   free(st->loss);
   if (st->stream != ((state_slot *)st)->names)
     free(st->stream);
@@ -280,6 +281,8 @@ static void state_reset(nl_consumer_state *st, int64_t created_ns) {
   st->retention = NULL;
   free(st->rate);
   st->rate = NULL;
+  free(st->expiry);
+  st->expiry = NULL;
   st->count = 0;
   st->past_head = 0;
   st->n_events = 0;

@@ -168,6 +168,10 @@ typedef struct nl_consumer_state {
   /* What RATE_LIMITED keeps (nl_detect_rate.h; owned, no pointers), or
    * NULL while the consumer has no rate limit. */
   struct nl_rate_watch *rate;
+  /* What CONSUMER_EXPIRING and CONSUMER_EXPIRED keep (nl_detect_expiry.h;
+   * owned, no pointers), or NULL for a consumer without an
+   * inactive_threshold. */
+  struct nl_expiry_watch *expiry;
 } nl_consumer_state;
 
 typedef struct nl_registry nl_registry;

@@ -43,18 +43,22 @@ static bool get_bool(json_object *obj, const char *key) {
   return v ? json_object_get_boolean(v) : false;
 }
 
-/* Returns the string member key when it is a string of at most NL_NAME_MAX
+/* The string of v when it is a string of at most NL_NAME_MAX
  * bytes without an embedded NUL (which would cut it short, so that two
- * names could read the same), else NULL. The pointer is owned by obj. */
-static const char *get_str(json_object *obj, const char *key) {
-  json_object *v = member(obj, key, json_type_string);
-  if (v == NULL)
+ * names could read the same), else NULL. The pointer is owned by v. */
+static const char *str_value(json_object *v) {
+  if (v == NULL || !json_object_is_type(v, json_type_string))
     return NULL;
   int len = json_object_get_string_len(v);
   const char *s = json_object_get_string(v);
   if (len > NL_NAME_MAX || strlen(s) != (size_t)len)
     return NULL;
   return s;
+}
+
+/* Returns the string member key as str_value takes it, else NULL. */
+static const char *get_str(json_object *obj, const char *key) {
+  return str_value(member(obj, key, json_type_string));
 }
 
 /* Reads an RFC 3339 time member, or 0 when absent or unreadable. */
@@ -480,6 +484,11 @@ static int read_stream(json_object *item, nl_stream_snap *s) {
   const char *storage = get_str(cfg, "storage");
   s->memory_storage = storage != NULL && strcmp(storage, "memory") == 0;
   s->max_msg_size = get_i64(cfg, "max_msg_size", -1);
+  s->consumer_inactive_limit_ns =
+      get_i64(member(cfg, "consumer_limits", json_type_object),
+              "inactive_threshold", 0);
+  if (s->consumer_inactive_limit_ns < 0)
+    s->consumer_inactive_limit_ns = 0;
   /* Only clustered servers name a cluster in the item. */
   const char *cluster =
       get_str(member(item, "cluster", json_type_object), "name");
@@ -579,6 +588,13 @@ static int read_consumer(json_object *item, const char *stream,
   json_object *filters = member(cfg, "filter_subjects", json_type_array);
   c->filtered = (filter != NULL && filter[0] != '\0') ||
                 (filters != NULL && json_object_array_length(filters) > 0);
+  /* The one filter subject, for a fix that creates the consumer again. */
+  size_t n_filters = filters ? json_object_array_length(filters) : 0;
+  if ((filter == NULL || filter[0] == '\0') && n_filters == 1)
+    filter = str_value(json_object_array_get_idx(filters, 0));
+  if (c->filtered && n_filters <= 1 && filter != NULL && filter[0] != '\0' &&
+      (c->filter = strdup(filter)) == NULL)
+    return -1;
   const char *policy = get_str(cfg, "deliver_policy");
   c->deliver_all = policy != NULL && strcmp(policy, "all") == 0;
   const char *deliver = get_str(cfg, "deliver_subject");
@@ -606,6 +622,12 @@ static int read_consumer(json_object *item, const char *stream,
   c->headers_only = get_bool(cfg, "headers_only");
   c->paused = get_bool(item, "paused");
   c->pause_remaining_ns = c->paused ? get_i64(item, "pause_remaining", 0) : 0;
+  c->inactive_threshold_ns = get_i64(cfg, "inactive_threshold", 0);
+  if (c->inactive_threshold_ns < 0)
+    c->inactive_threshold_ns = 0;
+  if (c->inactive_threshold_ns > NL_DURATION_MAX_NS)
+    c->inactive_threshold_ns = NL_DURATION_MAX_NS;
+  c->server_ts_ns = get_time(item, "ts");
   return 0;
 }
 

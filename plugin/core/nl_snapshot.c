@@ -70,6 +70,7 @@ void nl_stream_snap_clear(nl_stream_snap *s) {
 void nl_consumer_snap_clear(nl_consumer_snap *c) {
   free(c->stream);
   free(c->name);
+  free(c->filter);
   nl_meta_free(c->meta, c->n_meta);
   memset(c, 0, sizeof(*c));
 }
@@ -135,6 +136,7 @@ uint64_t nl_config_key(const nl_consumer_snap *c, int64_t created_ns,
   for (size_t i = 0; i < s->n_subjects; i++)
     h = fnv_str(h, s->subjects[i]);
   h = fnv_i64(h, s->discard_new_per_subject);
+  h = fnv_i64(h, s->consumer_inactive_limit_ns);
   for (size_t i = 0; i < s->n_meta; i++)
     h = fnv_str(fnv_str(h, s->meta[i].key), s->meta[i].value);
   h = fnv_i64(h, s->is_mirror);
@@ -160,7 +162,8 @@ uint64_t nl_config_key(const nl_consumer_snap *c, int64_t created_ns,
                    c->num_replicas,
                    c->mem_storage,
                    (int64_t)c->rate_limit_bps,
-                   c->headers_only};
+                   c->headers_only,
+                   c->inactive_threshold_ns};
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
       h = fnv_i64(h, v[i]);
     for (size_t i = 0; i < c->n_meta; i++)

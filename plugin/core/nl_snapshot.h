@@ -127,6 +127,10 @@ typedef struct {
   /* Largest message the stream takes (config.max_msg_size); -1 or 0: the
    * account's or server's max payload. */
   int64_t max_msg_size;
+  /* nats-server 2.10+: the longest inactive_threshold the stream allows
+   * its consumers, and the one a consumer created without one gets
+   * (config.consumer_limits.inactive_threshold); 0 when none. */
+  int64_t consumer_inactive_limit_ns;
 } nl_stream_snap;
 
 /* Most upstream links kept from one stream item; the rest are dropped. */
@@ -199,6 +203,16 @@ typedef struct {
   uint64_t rate_limit_bps;
   /* config.headers_only: deliveries carry the headers, not the payload. */
   bool headers_only;
+  /* How long the server lets the consumer go without client activity
+   * before it deletes it (config.inactive_threshold; the server stamps 5 s
+   * on an ephemeral created without one); 0 when it never does. */
+  int64_t inactive_threshold_ns;
+  /* When the server gathered this information (the item's "ts",
+   * nats-server 2.10+, server clock); 0 when absent. */
+  int64_t server_ts_ns;
+  /* Its one filter subject (filter_subject, or filter_subjects holding
+   * exactly one), owned; NULL when it has none or several. */
+  char *filter;
 } nl_consumer_snap;
 
 /* A consumer by name (both owned), for the consumers a server stores a

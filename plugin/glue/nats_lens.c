@@ -521,6 +521,8 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
       status = config_listen(child, inst);
     else if (strcasecmp("Advisories", key) == 0)
       status = cf_util_get_boolean(child, &inst->advisories);
+    else if (strcasecmp("ApiAudit", key) == 0)
+      status = cf_util_get_boolean(child, &inst->api_audit);
     else if (strcasecmp("PushUnboundSeconds", key) == 0)
       status = config_positive(child, inst->name, 86400 * 7,
                                &inst->params.push_unbound_s);
@@ -797,8 +799,8 @@ static void poll_run(void *ud) {
     c_release(LOG_INFO, &inst->connect_complaint,
               LOG_PREFIX "Instance \"%s\": connected to NATS.", inst->name);
   if (inst->adv != NULL &&
-      nl_advisory_thread_subscribe(inst->adv, inst->transport, err,
-                                   sizeof(err)) != 0)
+      nl_advisory_thread_subscribe(inst->adv, inst->transport, inst->api_audit,
+                                   err, sizeof(err)) != 0)
     WARNING(LOG_PREFIX "Instance \"%s\": cannot subscribe to the JetStream "
                        "advisories (%s); findings come from polling only.",
             inst->name, err);

@@ -55,6 +55,7 @@ static void account_advisories(nl_instance *parent, nl_instance *a) {
   c->transport = NULL;
   a->owns_transport = true;
   a->advisories = true;
+  a->api_audit = parent->api_audit;
   a->select = parent->select; /* Borrowed: nl_instance_free leaves it. */
   INFO(LOG_PREFIX "Instance \"%s\": account \"%s\": advisories on a "
                   "connection of its own.",
@@ -79,8 +80,8 @@ static void account_advisories_poll(nl_instance *a) {
                 LOG_PREFIX "Instance \"%s\": account \"%s\": advisory "
                            "connection up again.",
                 a->name, a->account);
-    if (nl_advisory_thread_subscribe(a->adv, a->transport, err, sizeof(err)) !=
-        0)
+    if (nl_advisory_thread_subscribe(a->adv, a->transport, a->api_audit, err,
+                                     sizeof(err)) != 0)
       c_complain(LOG_WARNING, &a->publish_complaint,
                  LOG_PREFIX "Instance \"%s\": account \"%s\": cannot "
                             "subscribe to its advisories (%s).",

@@ -97,6 +97,10 @@ struct nl_instance {
    * the lock that serialises it with the poll around the engine
    * (taken before nl_http_lock). */
   bool advisories;
+  /* Option ApiAudit (default false): the advisories include the server's
+   * API audits, of which only consumer deletes are kept (CONSUMER_EXPIRED
+   * is never raised for a consumer deleted by an API request). */
+  bool api_audit;
   nl_advisory_thread *adv;
   pthread_mutex_t engine_lock;
   /* Consumers that CREATED advisories announced, waiting for the advisory

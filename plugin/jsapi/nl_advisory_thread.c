@@ -80,11 +80,11 @@ nl_advisory_thread *nl_advisory_thread_start(size_t cap, nl_adv_feed_fn feed,
 }
 
 int nl_advisory_thread_subscribe(nl_advisory_thread *r, nl_transport *t,
-                                 char *err, size_t errlen) {
+                                 bool api_audit, char *err, size_t errlen) {
   if (r->subscribed)
     return 0;
   r->subscribed = true;
-  return nl_advisory_subscribe_start(t, r->q, err, errlen);
+  return nl_advisory_subscribe_start(t, r->q, api_audit, err, errlen);
 }
 
 size_t nl_advisory_thread_drain(nl_advisory_thread *r) {

@@ -31,10 +31,11 @@ nl_advisory_thread *nl_advisory_thread_start(size_t cap, nl_adv_feed_fn feed,
                                              nl_adv_idle_fn idle, void *ud,
                                              char *err, size_t errlen);
 
-/* Subscribes on t unless done already (t must be connected). Returns 0, or
- * -1 with a reason in err; a failed subscription is not retried. */
+/* Subscribes on t unless done already (t must be connected), with the API
+ * audit advisories too when api_audit is set. Returns 0, or -1 with a
+ * reason in err; a failed subscription is not retried. */
 int nl_advisory_thread_subscribe(nl_advisory_thread *r, nl_transport *t,
-                                 char *err, size_t errlen);
+                                 bool api_audit, char *err, size_t errlen);
 
 /* Feeds what is queued now, on the caller's thread, at most one queue's
  * worth (so a queue filled as fast as it is fed cannot keep the caller),

@@ -308,6 +308,29 @@ def patterns(langs):
                            '"M_MIRFILT","filter_subject":"m_mirfilt.other"}]}')],
                      [pub("pub", s("MIRFILT"), 5)], polled=False, busy=False,
                      cleanup=["M_MIRFILT_S"]))
+    # Consumers with an inactive_threshold (CONSUMER_EXPIRING's and
+    # CONSUMER_EXPIRED's look-alikes): request-reply consumers with a name
+    # and no durable name (ephemeral: the server's 5 s), each read to the
+    # end of its stream and left to expire; and a durable of 60 s read by a
+    # pull client every 10 s, far within its threshold.
+    P.append(pattern("EXPREQ", "c", "request-reply: every 8 s a consumer "
+                     "named r with no durable name (the server removes it "
+                     "after 5 s idle) reads the stream to its end (1 msg/s) "
+                     "and is left to expire",
+                     [st("EXPREQ")],
+                     [pub("pub", s("EXPREQ"), 1),
+                      every(8, tool("consumer-create", "M_EXPREQ", "r",
+                                    "--ephemeral", "--ack-wait", "30"),
+                            tool("consume", "M_EXPREQ", "r", "--duration",
+                                 "1"))],
+                     polled=False))
+    P.append(pattern("EXPFAR", "c", "a durable with inactive_threshold 60 s "
+                     "read by a pull client every 10 s (2 msg/s)",
+                     [st("EXPFAR"), cc("EXPFAR", "c", "--ack-wait", "30",
+                                       "--inactive-threshold", "60")],
+                     [pub("pub", s("EXPFAR"), 2),
+                      every(10, tool("consume", "M_EXPFAR", "c", "--duration",
+                                     "1", "--batch", "100"))]))
     # In Go (nats.go) and JavaScript (nats.js): key-value, object store and
     # an ordered consumer.
     for lang, client in (("go", "nats.go"), ("js", "nats.js")):

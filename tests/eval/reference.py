@@ -39,6 +39,11 @@ CONSUMER_EDIT_FLAGS = {
     "--max-pull-expire", "--max-pull-bytes", "--sample", "--target",
     "--wait", "--inactive-threshold", "--replicas", "--metadata",
     "--config", "--force", "--interactive", "--dry-run"}
+# `nats consumer add` (natscli's cli/consumer_command.go), as the plugin
+# prints it to create a consumer again: the flags it may print.
+CONSUMER_ADD_FLAGS = {
+    "--pull", "--ack", "--deliver", "--wait", "--max-deliver",
+    "--max-pending", "--filter", "--inactive-threshold", "--defaults"}
 STREAM_EDIT_FLAGS = {
     "--subjects", "--max-msgs", "--max-bytes", "--max-age", "--max-msg-size",
     "--max-msgs-per-subject", "--replicas", "--discard", "--description",
@@ -96,14 +101,16 @@ def fix_of(cls, stream, consumer, snap):
 
 
 def command_valid(text):
-    """True when text is a `nats consumer edit S C ...` or `nats stream
-    edit S ...` command whose flags the nats CLI has; None when text is no
-    such command."""
+    """True when text is a `nats consumer edit S C ...`, `nats consumer add
+    S C ...` or `nats stream edit S ...` command whose flags the nats CLI
+    has; None when text is no such command."""
     if not text:
         return None
     w = text.split()
     if w[:3] == ["nats", "consumer", "edit"] and len(w) >= 5:
         flags, known = w[5:], CONSUMER_EDIT_FLAGS
+    elif w[:3] == ["nats", "consumer", "add"] and len(w) >= 5:
+        flags, known = w[5:], CONSUMER_ADD_FLAGS
     elif w[:3] == ["nats", "stream", "edit"] and len(w) >= 4:
         flags, known = w[4:], STREAM_EDIT_FLAGS
     else:

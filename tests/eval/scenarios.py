@@ -26,14 +26,16 @@ SHORT = {"ACK_WAIT_VIOLATION": "AW", "SEQUENCE_GAP": "GAP",
          "PUSH_UNBOUND": "PU", "STREAM_SINGLE_REPLICA": "SR1",
          "CONSUMER_UNOBSERVABLE": "UO", "PUBLISH_REJECTED": "PR",
          "CONSUMER_SINGLE_REPLICA": "CR1", "SOURCE_STALLED": "SS",
-         "RATE_LIMITED": "RL"}
+         "RATE_LIMITED": "RL", "CONSUMER_EXPIRING": "CEW",
+         "CONSUMER_EXPIRED": "CEX"}
 
 # The classes beyond the five (docs/detectors.md), in table order.
 EXT_CLASSES = ["MAX_DELIVER_EXHAUSTED", "ACK_ALL_PARALLEL", "RETENTION_RISK",
                "ACK_NONE_CONSUMER", "INTEREST_NO_CONSUMERS", "PUSH_UNBOUND",
                "STREAM_SINGLE_REPLICA", "CONSUMER_UNOBSERVABLE",
                "PUBLISH_REJECTED", "CONSUMER_SINGLE_REPLICA",
-               "SOURCE_STALLED", "RATE_LIMITED"]
+               "SOURCE_STALLED", "RATE_LIMITED", "CONSUMER_EXPIRING",
+               "CONSUMER_EXPIRED"]
 ALL_CLASSES = CLASSES + EXT_CLASSES
 # Faults made by the consuming application: one row per injector language.
 # The others are pure configuration, injected with nl-inject (language
@@ -48,7 +50,7 @@ NODE_KILL = ("CONSUMER_UNOBSERVABLE",)
 # or the CSV value (nats_lens_<class> without a type instance).
 STREAM_CLASSES = ("INTEREST_NO_CONSUMERS", "STREAM_SINGLE_REPLICA",
                   "CONSUMER_UNOBSERVABLE", "PUBLISH_REJECTED",
-                  "SOURCE_STALLED")
+                  "SOURCE_STALLED", "CONSUMER_EXPIRED")
 # Notifications about the plugin's view, not about a delivery fault: never
 # counted as another class unless the case expects them.
 OPERATIONAL = ("CONSUMER_UNOBSERVABLE",)
@@ -551,6 +553,45 @@ def ext_case(cls, lang, rnd, d, replicas, tag="X"):
                     "(180 s, the default); fix: rate_limit_bps 25000 set "
                     "by an update of the consumer",
                     trace=False, detect_s=40 * d + 60 + 240)
+    if cls in ("CONSUMER_EXPIRING", "CONSUMER_EXPIRED"):
+        # A durable pull consumer with an inactive_threshold of T, its
+        # worker reading a publisher at 2 msg/s for 2 T + 2 D + 4 s (long
+        # enough for the plugin to know it as long-lived), then gone while
+        # messages keep coming. CONSUMER_EXPIRING comes after T / 2;
+        # CONSUMER_EXPIRED (on an interest stream, which drops the messages
+        # with it) when the server removes it after T. The fixes are the
+        # printed ones, with the worker back: the threshold edited to 3 T,
+        # or the consumer created again with 3 T after its ack floor (here
+        # from the stream's first message, all that the interest stream
+        # still holds).
+        expired = cls == "CONSUMER_EXPIRED"
+        t = max(8, int(3 * d)) if expired else max(16, int(6 * d))
+        work = int(2 * t + 2 * d + 4)
+        st_args = st + (["--retention", "interest"] if expired else [])
+        mk = ["consumer-create", stream, c, "--ack-wait", "2",
+              "--inactive-threshold"]
+        fix = [tool(*mk + [str(3 * t)])] if expired else \
+            [tool("consumer-edit", stream, c, "--inactive-threshold",
+                  str(3 * t))]
+        return Case(name, stream, c, lang, cls, None,
+                    [tool(*st_args), tool(*mk + [str(t)]),
+                     bg("pub", "publish", subj, "--count",
+                        str(2 * (work + int(dur) + 3 * t + 60)), "--rate",
+                        "2"),
+                     bg("w", "consume", stream, c, "--duration", str(work)),
+                     sleep(work + 1)],
+                    [tool("publish", subj, "--count", "5")],
+                    fix + [bg("fix", "consume", stream, c, "--duration",
+                              dur)],
+                    note="durable pull consumer, inactive_threshold %d s%s; "
+                    "its worker reads 2 msg/s for %d s and goes, messages "
+                    "keep coming; fix: %s (%d s) and the worker back"
+                    % (t, " on an interest stream" if expired else "", work,
+                       "created again with inactive_threshold" if expired
+                       else "inactive_threshold edited", 3 * t),
+                    trace=False,
+                    allowed=["CONSUMER_EXPIRING", "INTEREST_NO_CONSUMERS"]
+                    if expired else [])
     raise ValueError(cls)
 
 

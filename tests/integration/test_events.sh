@@ -149,7 +149,8 @@ SEVERITY = {"ACK_WAIT_VIOLATION": "critical", "SEQUENCE_GAP": "critical",
             "PUBLISH_REJECTED": "warning",
             "CONSUMER_SINGLE_REPLICA": "warning",
             "SOURCE_STALLED": "critical",
-            "RATE_LIMITED": "warning"}
+            "RATE_LIMITED": "warning",
+            "CONSUMER_EXPIRING": "warning", "CONSUMER_EXPIRED": "critical"}
 RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 now = datetime.datetime.now(datetime.timezone.utc)
 

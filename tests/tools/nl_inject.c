@@ -67,9 +67,13 @@ static const char *usage_text =
     "      prioritized [--priority-timeout SECONDS]]  (pull, 2.11+)\n"
     "      [--replicas N] [--memory]\n"
     "      [--rate-limit-bps BITS]        (push: rate_limit_bps)\n"
+    "      [--inactive-threshold SECONDS] [--ephemeral]  (a name, no durable\n"
+    "                                     name); --deliver-policy N starts\n"
+    "                                     at stream sequence N\n"
     "  consumer-edit STREAM NAME [--ack-wait SECONDS] [--max-ack-pending N]\n"
     "      [--max-deliver N] [--backoff none|s1,s2,...] [--replicas N]\n"
     "      [--rate-limit-bps BITS]        (0 removes the limit)\n"
+    "      [--inactive-threshold SECONDS]\n"
     "                                     (the others kept, as\n"
     "                                     `nats consumer edit`)\n"
     "      [--metadata KEY=VALUE]...      (sets KEY, the other keys kept)\n"
@@ -125,6 +129,7 @@ static const char *flag_opts[] = {"--in-progress",
                                   "--allow-msg-ttl",
                                   "--allow-msg-schedules",
                                   "--memory",
+                                  "--ephemeral",
                                   "--discard-per-subject",
                                   NULL};
 
@@ -614,14 +619,32 @@ static int cmd_consumer_create(void) {
   check_args("--filter --ack --ack-wait --max-deliver --max-ack-pending "
              "--deliver-subject --deliver-group --backoff --deliver-policy "
              "--metadata --priority-group --priority-policy --priority-timeout "
-             "--replicas --memory --rate-limit-bps",
+             "--replicas --memory --rate-limit-bps --inactive-threshold "
+             "--ephemeral",
              3, 3);
   const char *stream = args.pos[1], *name = args.pos[2];
+  bool ephemeral = opt_has("--ephemeral");
   json_object *cfg = json_object_new_object();
-  json_object_object_add(cfg, "durable_name", json_object_new_string(name));
-  json_object_object_add(
-      cfg, "deliver_policy",
-      json_object_new_string(opt_str("--deliver-policy", "all")));
+  /* --ephemeral: a name but no durable name, as a client that sets only
+   * the name makes (the server stamps a 5 s inactive_threshold). */
+  json_object_object_add(cfg, ephemeral ? "name" : "durable_name",
+                         json_object_new_string(name));
+  /* A number: deliver by start sequence (`nats consumer add --deliver N`). */
+  const char *policy = opt_str("--deliver-policy", "all");
+  char *end = NULL;
+  long long start = strtoll(policy, &end, 10);
+  if (*policy != '\0' && *end == '\0' && start > 0) {
+    json_object_object_add(cfg, "deliver_policy",
+                           json_object_new_string("by_start_sequence"));
+    json_object_object_add(cfg, "opt_start_seq", json_object_new_int64(start));
+  } else {
+    json_object_object_add(cfg, "deliver_policy",
+                           json_object_new_string(policy));
+  }
+  if (opt_has("--inactive-threshold"))
+    json_object_object_add(cfg, "inactive_threshold",
+                           json_object_new_int64(sec_to_ns(
+                               opt_double("--inactive-threshold", 0))));
   json_object_object_add(cfg, "ack_policy",
                          json_object_new_string(opt_str("--ack", "explicit")));
   json_object_object_add(cfg, "replay_policy",
@@ -690,7 +713,10 @@ static int cmd_consumer_create(void) {
   json_object_put(infoj);
   free(info);
 
-  subjf(subj, "$JS.API.CONSUMER.DURABLE.CREATE.%s.%s", stream, name);
+  if (ephemeral)
+    subjf(subj, "$JS.API.CONSUMER.CREATE.%s.%s", stream, name);
+  else
+    subjf(subj, "$JS.API.CONSUMER.DURABLE.CREATE.%s.%s", stream, name);
   json_object *reply = js_request_ok(
       subj, json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN));
   json_object *rc = jobj(reply, "config");
@@ -767,7 +793,7 @@ static void edit_int(json_object *cfg, const char *key, const char *opt,
  * values the server now holds. */
 static int cmd_consumer_edit(void) {
   check_args("--ack-wait --max-ack-pending --max-deliver --backoff "
-             "--metadata --replicas --rate-limit-bps",
+             "--metadata --replicas --rate-limit-bps --inactive-threshold",
              3, 3);
   const char *stream = args.pos[1], *name = args.pos[2];
   connect_server();
@@ -782,6 +808,7 @@ static int cmd_consumer_edit(void) {
   edit_int(cfg, "max_deliver", "--max-deliver", false);
   edit_int(cfg, "num_replicas", "--replicas", false);
   edit_int(cfg, "rate_limit_bps", "--rate-limit-bps", false);
+  edit_int(cfg, "inactive_threshold", "--inactive-threshold", true);
   /* --backoff none removes the backoff (as `nats consumer edit --backoff
    * none`); a list of seconds replaces it. */
   if (opt_has("--backoff")) {
@@ -804,10 +831,10 @@ static int cmd_consumer_edit(void) {
   printf("edited consumer %s.%s ack_wait_ns=%" PRId64
          " max_ack_pending=%" PRId64 " max_deliver=%" PRId64
          " replicas=%" PRId64 " rate_limit_bps=%" PRId64
-         " backoff=%s metadata=%s\n",
+         " inactive_threshold_ns=%" PRId64 " backoff=%s metadata=%s\n",
          stream, name, jint(rc, "ack_wait", 0), jint(rc, "max_ack_pending", 0),
          jint(rc, "max_deliver", 0), jint(rc, "num_replicas", 0),
-         jint(rc, "rate_limit_bps", 0),
+         jint(rc, "rate_limit_bps", 0), jint(rc, "inactive_threshold", 0),
          bo ? json_object_to_json_string_ext(bo, JSON_C_TO_STRING_PLAIN) : "-",
          meta ? json_object_to_json_string_ext(meta, JSON_C_TO_STRING_PLAIN)
               : "-");

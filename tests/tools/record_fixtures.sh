@@ -8,7 +8,8 @@
 # of a stream with max_msgs_per_subject, on 2.11 and later a paused
 # consumer and a stream with per-message TTLs, on 2.12 and later a
 # stream whose delayed message fired, and eight polls of a push consumer
-# held by its rate limit; the other
+# held by its rate limit, consumers with an inactive_threshold and the
+# API audit of a consumer delete; the other
 # advisory fixtures of the top level are recorded by SCENARIOS.md's runs.
 #
 # Usage: tests/tools/record_fixtures.sh [OUTDIR]   (default tests/fixtures)
@@ -271,6 +272,30 @@ for _ in 1 2 3 4 5 6 7 8; do
   nl request '$JS.API.CONSUMER.LIST.FX_RATE' '{}' >>"$OUT/rate_polls.jsonl"
 done
 wait "${RATE_PIDS[@]}"
+# Consumers the server deletes after an inactive_threshold: a durable with
+# one and a filter, a consumer with a name and no durable name (the server
+# stamps 5 s on it: listed at once, before it expires), and the API audit
+# of a consumer deleted by a request (CONSUMER_EXPIRED is never raised for
+# one). From 2.10 a stream's consumer_limits cap a consumer's threshold.
+nl stream-create FX_IDLE --subjects 'fx.idle.>'
+nl consumer-create FX_IDLE DUR --inactive-threshold 600 --filter fx.idle.a
+nl consumer-create FX_IDLE EPH --ephemeral
+nl request '$JS.API.CONSUMER.LIST.FX_IDLE' '{}' \
+  >"$OUT/consumer_list_inactive.json"
+case $VERSION in
+  2.[0-9].*) ;;
+  *)
+    nl request '$JS.API.STREAM.CREATE.FX_CLIMIT' \
+      '{"name":"FX_CLIMIT","subjects":["fx.climit"],"storage":"memory","consumer_limits":{"inactive_threshold":60000000000}}' \
+      >/dev/null
+    nl request '$JS.API.STREAM.LIST' '{"subject":"fx.climit"}' \
+      >"$OUT/stream_list_consumer_limits.json"
+    ;;
+esac
+nl consumer-create FX_LIMITS GONE
+rec advisory_api_consumer_delete.json '$JS.EVENT.ADVISORY.API'
+nl request '$JS.API.CONSUMER.DELETE.FX_LIMITS.GONE' '' >/dev/null
+wait "${BG_PIDS[-1]}"
 
 grep -E '\[(WRN|ERR|FTL)\]' "$DIR/server.log" >&2 || true
 if grep -qE '\[(ERR|FTL)\]' "$DIR/server.log"; then

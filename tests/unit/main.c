@@ -70,6 +70,17 @@ const nl_consumer_snap *nl_test_consumer(const nl_snapshot_set *set,
   X(test_consumer_single_replica)                                              \
   X(test_publish_rejected_taking_is_not_refusing)                              \
   X(test_publish_rejected_hold_and_clear)                                      \
+  X(test_expiry_warning_and_fix)                                               \
+  X(test_expiry_regular_gaps_are_silent)                                       \
+  X(test_expiry_expired_and_recreated)                                         \
+  X(test_expiry_deletes_are_not_expiry)                                        \
+  X(test_expiry_look_alikes_are_silent)                                        \
+  X(test_expiry_outlived_threshold_is_unseen_activity)                         \
+  X(test_expiry_push_unbound)                                                  \
+  X(test_expiry_expired_clears_after_hold)                                     \
+  X(test_expiry_held_message_counts_its_ack_wait)                              \
+  X(test_expiry_quiet_then_gone)                                               \
+  X(test_expiry_api_audit_parse)                                               \
   X(test_push_unbound)                                                         \
   X(test_retention_risk_forecast)                                              \
   X(test_retention_risk_max_age)                                               \

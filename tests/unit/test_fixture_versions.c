@@ -535,6 +535,42 @@ static void check_rate(const fx_version *ver) {
   free(times);
 }
 
+/* Consumers with an inactive_threshold (consumer_list_inactive.json): a
+ * durable with 600 s and one filter, a consumer with a name and no durable
+ * name, which the server gives 5 s; the reply's time ("ts") from 2.10, and
+ * a stream's consumer_limits from 2.10 (stream_list_consumer_limits.json).
+ * The API audit of a consumer delete is read as one. */
+static void check_inactive(const fx_version *ver, nl_snapshot_set *set) {
+  size_t si = stream_index(set, "FX_IDLE");
+  nl_page_info page;
+  CHECK(parse_consumers(ver, "consumer_list_inactive.json", si, set, &page) ==
+        NL_PARSE_OK);
+  const nl_consumer_snap *dur = find_consumer(set, "DUR");
+  const nl_consumer_snap *eph = find_consumer(set, "EPH");
+  if (dur != NULL) {
+    CHECK(dur->inactive_threshold_ns == 600 * SEC);
+    CHECK(dur->durable);
+    CHECK(dur->filter != NULL && strcmp(dur->filter, "fx.idle.a") == 0);
+    CHECK((dur->server_ts_ns > 0) == at_least(ver, 2, 10, 0));
+  }
+  if (eph != NULL) {
+    CHECK(eph->inactive_threshold_ns == 5 * SEC);
+    CHECK(!eph->durable);
+    CHECK(eph->filter == NULL);
+  }
+  if (at_least(ver, 2, 10, 0)) {
+    nl_snapshot_set limited = {0};
+    if (parse_streams(ver, "stream_list_consumer_limits.json", &limited))
+      CHECK(limited.n_streams == 1 &&
+            limited.streams[0].consumer_inactive_limit_ns == 60 * SEC);
+    nl_snapshot_set_clear(&limited);
+  }
+  nl_advisory a;
+  CHECK(parse_advisory(ver, "advisory_api_consumer_delete.json",
+                       nl_advisory_api_subject, &a) == 0);
+  CHECK(a.kind == NL_ADV_API_DELETE && strcmp(a.consumer, "GONE") == 0);
+}
+
 static int by_version(const void *a, const void *b) {
   const fx_version *x = a, *y = b;
   for (int i = 0; i < 3; i++)
@@ -569,6 +605,7 @@ void test_fixture_versions(void) {
     check_full(&versions[i]);
     check_replicas(&versions[i]);
     check_rate(&versions[i]);
+    check_inactive(&versions[i], &set);
     nl_snapshot_set_clear(&set);
     if (nl_test_failures != before)
       fprintf(stderr, "  in fixtures of nats-server %s\n", versions[i].name);
