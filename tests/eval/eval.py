@@ -417,7 +417,10 @@ class CaseRunner:
 
     def run_step(self, st):
         if st.kind == "tool":
-            cmd = [scenarios.NL_INJECT, "--server", self.url] + st.args
+            # An argument may be a function, called once per run of the
+            # step (a name of its own for each repeat, say).
+            cmd = [scenarios.NL_INJECT, "--server", self.url] + [
+                a() if callable(a) else a for a in st.args]
             for attempt in range(5):
                 p = subprocess.run(cmd, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, timeout=60)

@@ -313,15 +313,26 @@ def patterns(langs):
     # and no durable name (ephemeral: the server's 5 s), each read to the
     # end of its stream and left to expire; and a durable of 60 s read by a
     # pull client every 10 s, far within its threshold.
+    # Each request's consumer has a name of its own (r1, r2, ...): one name
+    # for every request would, on a busy machine, reach the previous
+    # consumer before the server removed it and make it one consumer used
+    # for minutes, a named ephemeral taken for a durable (the fault).
+    req = {"n": 0}
+
+    def req_next():
+        req["n"] += 1
+        return "r%d" % req["n"]
+
     P.append(pattern("EXPREQ", "c", "request-reply: every 8 s a consumer "
-                     "named r with no durable name (the server removes it "
-                     "after 5 s idle) reads the stream to its end (1 msg/s) "
-                     "and is left to expire",
+                     "with a name of its own and no durable name (the server "
+                     "removes it after 5 s idle) reads the stream (1 msg/s) "
+                     "for 1 s and is left to expire",
                      [st("EXPREQ")],
                      [pub("pub", s("EXPREQ"), 1),
-                      every(8, tool("consumer-create", "M_EXPREQ", "r",
+                      every(8, tool("consumer-create", "M_EXPREQ", req_next,
                                     "--ephemeral", "--ack-wait", "30"),
-                            tool("consume", "M_EXPREQ", "r", "--duration",
+                            tool("consume", "M_EXPREQ",
+                                 lambda: "r%d" % req["n"], "--duration",
                                  "1"))],
                      polled=False))
     P.append(pattern("EXPFAR", "c", "a durable with inactive_threshold 60 s "

@@ -1317,7 +1317,11 @@ static void *pull_worker(void *arg) {
     if (natsConnection_PublishRequestString(g_nc, subj, inbox, body) != NATS_OK)
       die(1, "worker %d: cannot send the pull request", id);
     run.pull_requests++;
-    int64_t req_end = mono_ms() + expires + 200;
+    /* The server ends the request with a 408 status when it expires; the
+     * local bound is only a fallback, far enough past it that this worker
+     * never has two requests open at a busy server (two would let it hold
+     * two messages at once). */
+    int64_t req_end = mono_ms() + expires + 2000;
     int64_t got = 0;
     while (!run.stop && got < run.batch) {
       int64_t wait = req_end - mono_ms();
