@@ -186,15 +186,22 @@ static const nl_rate_point *window_middle(const nl_rate_watch *w,
   return m;
 }
 
-/* x rounded up to two significant digits. */
+/* x rounded up to two significant digits, without pow() or log10(): the
+ * plugin must not need libm (hundreds of kB resident in collectd). */
 static double round_up2(double x) {
   if (!(x > 0))
     return 0;
-  double step = pow(10, floor(log10(x)) - 1);
-  if (step < 1)
-    step = 1;
+  double step = 1;
+  while (x / step >= 100 && step < 1e18)
+    step *= 10;
   return ceil(x / step) * step;
 }
+
+/* v rounded half up to hundredths (floor is inlined; round() is libm's). */
+static double hundredths(double v) { return floor(v * 100 + 0.5) / 100; }
+
+/* The larger of a and b (fmax() is libm's). */
+static double larger(double a, double b) { return a > b ? a : b; }
 
 static const char *const limit_names[] = {"", "max_msgs", "max_bytes",
                                           "max_age"};
@@ -208,14 +215,14 @@ static void rate_finding(const nl_consumer_state *st, const nl_consumer_snap *c,
   double sent_bytes = r->sent * per_delivery / r->dt_s;
   double in_bytes = r->arrived * per_delivery / r->dt_s;
   double need_bits = 8 * r->needed * per_delivery / r->dt_s;
-  double rec = round_up2(fmax(2 * need_bits, 2 * (double)c->rate_limit_bps));
+  double rec = round_up2(larger(2 * need_bits, 2 * (double)c->rate_limit_bps));
   double growth = r->backlog_growth / r->dt_s;
   /* The eviction forecast at the window's rates, or RETENTION_RISK's
    * trusted one when sooner. The oldest unreceived message of an
    * unfiltered consumer ages by the share of the arrivals it was not
    * sent. */
   double age_growth =
-      !c->filtered && r->added > 0 ? fmax(0, 1 - r->advanced / r->added) : 0;
+      !c->filtered && r->added > 0 ? larger(0, 1 - r->advanced / r->added) : 0;
   nl_limit_kind kind;
   double eta = nl_retention_eta(fc, s, growth, age_growth, &kind);
   if (fc->seconds < eta) {
@@ -228,14 +235,14 @@ static void rate_finding(const nl_consumer_state *st, const nl_consumer_snap *c,
   nl_finding_add(f, "incoming_bytes_per_s", floor(in_bytes));
   nl_finding_add(f, "recommended_rate_limit_bps", rec);
   nl_finding_add(f, "backlog", (double)c->num_pending);
-  nl_finding_add(f, "backlog_growth_per_s", round(growth * 100) / 100);
+  nl_finding_add(f, "backlog_growth_per_s", hundredths(growth));
   if (isfinite(eta))
     nl_finding_add(f, "eviction_forecast_s", floor(eta));
   nl_finding_add(f, "window_s", floor(r->dt_s));
   nl_finding_add(f, "window_polls", polls);
-  nl_finding_add(f, "delivered_per_s", round(r->sent / r->dt_s * 100) / 100);
-  nl_finding_add(f, "incoming_per_s", round(r->arrived / r->dt_s * 100) / 100);
-  nl_finding_add(f, "bytes_per_delivery", round(per_delivery));
+  nl_finding_add(f, "delivered_per_s", hundredths(r->sent / r->dt_s));
+  nl_finding_add(f, "incoming_per_s", hundredths(r->arrived / r->dt_s));
+  nl_finding_add(f, "bytes_per_delivery", floor(per_delivery + 0.5));
   if (s->max_msg_size > 0)
     nl_finding_add(f, "max_msg_size", (double)s->max_msg_size);
   char evict[160] = "";
