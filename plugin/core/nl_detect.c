@@ -117,6 +117,12 @@ static bool detect_nak_storm(const nl_consumer_state *st,
   if (c->ack_policy == NL_ACK_NONE || st->count < n + 1 ||
       nl_nak_loop_bounded(c->max_deliver))
     return false;
+  /* A floor perhaps restored by a restarted server (nats-server 2.9.10
+   * keeps one at 0 while anything is pending) proves no lack of progress:
+   * NAK-with-delay retries would look like a loop. A real loop still shows
+   * by its NAK advisories (a message delivered again and again). */
+  if (st->floor_unproven)
+    return false;
   uint64_t sum = 0;
   nl_past_sample s, before;
   for (unsigned k = 0; k < n; k++) {

@@ -156,6 +156,7 @@ const nl_consumer_snap *nl_test_consumer(const nl_snapshot_set *set,
   X(test_gap_starts_a_new_regime)                                              \
   X(test_restored_floor_after_gap_is_not_stuck)                                \
   X(test_restored_floor_moving_back_is_not_stuck)                              \
+  X(test_restored_floor_nak_retries_are_no_storm)                              \
   X(test_overlapping_long_tasks_are_missing_progress)                          \
   X(test_slow_processing_with_standing_floor_is_ack_wait)                      \
   X(test_max_pending_throttle)                                                 \

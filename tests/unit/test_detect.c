@@ -580,6 +580,47 @@ void test_restored_floor_moving_back_is_not_stuck(void) {
   restored_floor_run(false, true);
 }
 
+/* NAK with a delay on each first delivery (a transient error), acked when
+ * the message comes back: 12 new messages and 12 redeliveries a second,
+ * 10 awaiting ack, the floor moving. At poll 10 the server restarts and
+ * gives the consumer back with its floor at 0, where nats-server 2.9.10
+ * keeps it while anything is pending. The floor standing then proves no
+ * lack of progress: the retries are no loop (no NAK_STORM), with the gap
+ * seen or not. */
+static void restored_floor_naks_run(bool gap_seen) {
+  sim s;
+  sim_init(&s);
+  nl_consumer_snap *c = &s.consumer;
+  for (int i = 0; i < 40; i++) {
+    if (i == 10 && gap_seen)
+      nl_engine_gap(s.engine, s.t);
+    s.stream.last_seq += 12;
+    s.stream.msgs += 12;
+    c->delivered_stream_seq = s.stream.last_seq;
+    c->delivered_consumer_seq += 24;
+    c->ack_floor_stream_seq = i < 10 ? c->delivered_stream_seq - 10 : 0;
+    c->ack_last_ns = s.t - SEC / 10;
+    c->num_ack_pending = 10;
+    c->num_redelivered = 10;
+    c->num_pending = 0;
+    sim_poll(&s);
+  }
+  /* The scenario happened: 12 redeliveries in every interval, the floor
+   * back at 0 for the last 30 polls. */
+  nl_consumer_state *st =
+      nl_registry_find(nl_engine_registry(s.engine), "ORDERS", "proc");
+  CHECK(st != NULL && st->redelivered_total >= 12 * 38);
+  CHECK_EQ_U(c->ack_floor_stream_seq, 0);
+  CHECK_EQ_U(s.onsets[NL_NAK_STORM], 0);
+  CHECK_EQ_U(total_onsets(&s), 0);
+  sim_free(&s);
+}
+
+void test_restored_floor_nak_retries_are_no_storm(void) {
+  restored_floor_naks_run(true);
+  restored_floor_naks_run(false);
+}
+
 void test_overlapping_long_tasks_are_missing_progress(void) {
   /* ack_wait 2 s, 30 messages a second, a long task every 3 s that runs
    * 7 s: the floor moves from one long task to the next every 3 s, so no
