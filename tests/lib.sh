@@ -311,10 +311,12 @@ nl_bg() {
 
 # nl_inject_bg PORT NAME ARGS...: runs the fault injector in the
 # background (stopped when the test exits), its output in $NL_TMP/NAME.out.
+# The injector itself is started, not nl_inject in a subshell, so the pid
+# the cleanup stops is the injector's.
 nl_inject_bg() {
   local port=$1 name=$2
   shift 2
-  nl_bg "$name" nl_inject "$port" "$@"
+  nl_bg "$name" "$NL_INJECT" --server "nats://127.0.0.1:$port" "$@"
 }
 
 # nl_held_throttle PORT [SECONDS]: a MAX_PENDING_THROTTLE that holds for

@@ -25,6 +25,11 @@ def key_version(v):
     return [int(p) if p.isdigit() else p for p in v.split(".")]
 
 
+# The key of the node-kill rounds' detections among a version's cells
+# (they are left out of the class cells).
+KILLS = ("", "node killed")
+
+
 def new_cell():
     """An empty table cell: counts of rounds and the latency medians."""
     return dict(rounds=0, detected=0, fixed=0, resolved=0, other=0, p50=[])
@@ -32,7 +37,8 @@ def new_cell():
 
 def load(dir_):
     """Returns {(class, topology): {rounds, detected, fixed, resolved,
-    p50_ms}} of one version's eval.json, or None without one."""
+    p50_ms}} of one version's eval.json, or None without one; the cell
+    under KILLS holds the node-kill rounds' detections."""
     path = os.path.join(dir_, "eval.json")
     if not os.path.exists(path):
         return None
@@ -46,7 +52,7 @@ def load(dir_):
             # cluster's cell; their detections are in the version's report.
             c = cells.setdefault((x["cls"], "cluster"), new_cell())
             c["other"] += x.get("other_class_notifications", 0)
-            k = cells.setdefault(("", "node killed"), new_cell())
+            k = cells.setdefault(KILLS, new_cell())
             k["rounds"] += x["rounds"]
             k["detected"] += x["detected"]
             continue
@@ -97,7 +103,7 @@ def main():
     classes = []
     for v in order:
         for (cls, _t) in sorted((versions[v] or {}).keys()):
-            if cls and cls not in classes:
+            if (cls, _t) != KILLS and cls not in classes:
                 classes.append(cls)
     md = [BEGIN, "## Classes per nats-server version", "",
           "Each cell: rounds detected / rounds, then rounds cleared after "
@@ -129,7 +135,7 @@ def main():
     # The node-kill rounds' detections, which the cells leave out: the
     # consumers whose leader was on the killed node miss polls meanwhile.
     kills = ["%s %d/%d" % (v, c["detected"], c["rounds"]) for v in order
-             for c in [(versions[v] or {}).get(("", "node killed"))] if c]
+             for c in [(versions[v] or {}).get(KILLS)] if c]
     if kills:
         md += ["", "Node-kill rounds of the cluster (one with another node "
                "killed, one with the plugin's; not in the cells), faults "

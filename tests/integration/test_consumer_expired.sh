@@ -69,16 +69,16 @@ nl_retry 10 nl_polled ce 2 || nl_fail setup/polled "no poll of ce"
 T0=$(date +%s)
 
 for s in exw exi exo exl exf exd; do
-  nl_bg "pub_$s" "$NL_INJECT" --server "nats://127.0.0.1:$PORT" publish "$s.x" \
+  nl_inject_bg "$PORT" "pub_$s" publish "$s.x" \
     --count 200 --rate 2
 done
-nl_bg w_warn "$NL_INJECT" --server "nats://127.0.0.1:$PORT" consume EXW warn \
+nl_inject_bg "$PORT" w_warn consume EXW warn \
   --duration 50
-nl_bg w_gone "$NL_INJECT" --server "nats://127.0.0.1:$PORT" consume EXI gone \
+nl_inject_bg "$PORT" w_gone consume EXI gone \
   --duration 18
-nl_bg w_op "$NL_INJECT" --server "nats://127.0.0.1:$PORT" consume EXO op \
+nl_inject_bg "$PORT" w_op consume EXO op \
   --duration 20
-nl_bg w_late "$NL_INJECT" --server "nats://127.0.0.1:$PORT" consume EXL late \
+nl_inject_bg "$PORT" w_late consume EXL late \
   --duration 22
 # EXF/far: a pull client every 6 s, for 90 s.
 nl_bg w_far bash -c "for i in \$(seq 15); do '$NL_INJECT' --server \
@@ -149,7 +149,7 @@ removed=$(sed -n 's/.*removed_with_it=\([0-9]*\).*/\1/p' <<<"$line")
 nl_check gone/messages-dropped [ "${unread:-0}" -gt 0 -a "$msgs" = 0 -a \
   "${removed:-0}" -gt 0 ]
 apply_printed gone/fix-applied "$line"
-nl_bg w_gone2 "$NL_INJECT" --server "nats://127.0.0.1:$PORT" consume EXI gone \
+nl_inject_bg "$PORT" w_gone2 consume EXI gone \
   --duration 30
 expect gone/cleared 10 "CONSUMER_EXPIRED of EXI did not clear" \
   "plugin_instance = ce-EXI" "type_instance = CONSUMER_EXPIRED" \
@@ -175,7 +175,7 @@ if nl_inject "$PORT" info EXW warn >/dev/null 2>&1; then
 else
   nl_fail warn/not-expired "EXW/warn is gone"
 fi
-nl_bg w_warn2 "$NL_INJECT" --server "nats://127.0.0.1:$PORT" consume EXW warn \
+nl_inject_bg "$PORT" w_warn2 consume EXW warn \
   --duration 20
 polls=$(nl_csv_rows ce duration poll 1)
 nl_retry 20 nl_polled ce $((polls + 5))
