@@ -99,20 +99,55 @@ static uint64_t check_claim(nl_gap_state *g, const nl_gap_claim *k,
   return bad;
 }
 
+/* Moves the loss st counted in its latest interval into g's hold, out of
+ * st's counts, with the stream's additions of the interval. */
+static void hold_loss(nl_gap_state *g, nl_consumer_state *st, uint64_t added) {
+  g->held = st->lost_last;
+  g->held_added = added;
+  g->held_first = st->loss != NULL ? st->loss->first_seq : 0;
+  g->held_last = st->loss != NULL ? st->loss->last_seq : 0;
+  st->lost_total -= st->lost_last;
+  st->lost_last = 0;
+}
+
+/* Puts the loss g held back into st's counts for the latest interval,
+ * with its range when this interval knows none; returns what the stream
+ * added while it was held. */
+static uint64_t release_loss(nl_gap_state *g, nl_consumer_state *st) {
+  uint64_t added = g->held_added;
+  st->lost_last += g->held;
+  st->lost_total += g->held;
+  if (st->loss != NULL && st->loss->first_seq == 0) {
+    st->loss->first_seq = g->held_first;
+    st->loss->last_seq = g->held_last;
+  }
+  g->held = g->held_added = g->held_first = g->held_last = 0;
+  return added;
+}
+
 /* Takes the loss the history counted in st's latest interval back out of
  * its counts when the stream removed those messages for a cause that is
  * no loss (for a schedule that fired: no more than the stream added in
- * the interval); else keeps the cause for the fix. */
+ * the interval, or in the two when the loss was held); else holds it for
+ * one poll on a schedule stream (nl_gap_state.held) or keeps the cause
+ * for the fix. */
 static void attribute_unread(nl_gap_state *g, nl_consumer_state *st,
                              const nl_stream_snap *s, const nl_seqclock *clock,
                              int64_t now_ns) {
   /* The newest sequence the stream's head has passed (0: none yet). */
   uint64_t newest = s->first_seq > 0 ? s->first_seq - 1 : 0;
   const nl_sample *cur = nl_state_latest(st);
+  bool was_held = g->held > 0;
+  uint64_t added = (cur != NULL ? cur->stream_added : 0);
+  if (was_held)
+    added += release_loss(g, st);
   nl_removal_cause cause =
-      nl_removal_unread_cause(s, clock, newest, now_ns, st->lost_last,
-                              cur != NULL ? cur->stream_added : 0);
+      nl_removal_unread_cause(s, clock, newest, now_ns, st->lost_last, added);
   if (nl_removal_is_loss(cause)) {
+    if (cause == NL_REMOVED_OTHERWISE && s->allow_msg_schedules && !was_held) {
+      hold_loss(g, st, added);
+      return;
+    }
     g->cause = cause;
     g->has_cause = true;
     return;
@@ -135,7 +170,7 @@ unsigned nl_gap_poll(nl_consumer_state *st, const nl_consumer_snap *c,
   nl_gap_state *g = &x->gap;
   if (g->excused_through > s->last_seq)
     g->excused_through = 0; /* The stream went back: created again. */
-  if (st->lost_last > 0)
+  if (st->lost_last > 0 || g->held > 0)
     attribute_unread(g, st, s, clock, now_ns);
   g->unacked_last = 0;
   uint64_t bad = 0;

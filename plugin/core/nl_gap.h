@@ -42,6 +42,14 @@ typedef struct {
    * consumer is not behind a loss up to it. */
   uint64_t excused_through;
   uint64_t excused_total; /* Messages removed unread and not counted. */
+  /* A loss on a schedule stream that no cause excused, held for one
+   * poll: the poll asks for the stream before its consumers, so a
+   * schedule that fires between the two replies shows as a message gone
+   * from the consumer's pending with no copy added to the stream yet.
+   * The next poll judges the two intervals together. */
+  uint64_t held;                  /* Messages held (0: none). */
+  uint64_t held_added;            /* What the stream added meanwhile. */
+  uint64_t held_first, held_last; /* Their range, when known. */
   /* The cause of the latest loss counted, for the fix (valid when
    * has_cause). */
   nl_removal_cause cause;
@@ -59,7 +67,9 @@ int nl_gap_claim_removed(nl_gap_state *g, const nl_consumer_state *st,
 /* Applies poll c of consumer st (stream s, whose sequence clock is clock
  * or NULL), taken at now_ns, after nl_registry_observe recorded it: a loss
  * the history counted in this interval that the stream removed for a
- * cause that is no loss is taken back out of st's loss counts; the claims
+ * cause that is no loss is taken back out of st's loss counts (on a
+ * schedule stream, a loss no cause excuses waits one poll for the copy a
+ * fired schedule stores, see nl_gap_state.held); the claims
  * that arrived before now_ns are checked, and those confirmed are added
  * to them. Returns how many claimed sequences the poll contradicts (beyond
  * what the consumer had delivered). */

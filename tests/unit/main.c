@@ -178,6 +178,7 @@ const nl_consumer_snap *nl_test_consumer(const nl_snapshot_set *set,
   X(test_sequence_gap_not_for_msg_ttl)                                         \
   X(test_sequence_gap_purge_has_no_limit_fix)                                  \
   X(test_sequence_gap_not_for_schedule)                                        \
+  X(test_sequence_gap_schedule_fired_between_replies)                          \
   X(test_removal_cause)                                                        \
   X(test_retention_age_after_ttl_expiry)                                       \
   X(test_recreated_consumer_resets_history)                                    \
