@@ -2,7 +2,8 @@
 # Runs the unit tests and every integration test script, then prints one
 # closing line "N passed, N failed". Each script prints "PASS name" and
 # "FAIL name: why" lines; a script that exits non-zero without printing a
-# FAIL line counts as one failure. NL_ONLY=pattern runs only matching
+# FAIL line counts as one failure. The failures are listed again, each
+# after the name of its test, just before the closing line. NL_ONLY=pattern runs only matching
 # scripts (and the mutation check when "mutate" matches); NL_SKIP=pattern
 # skips matching scripts; NATS_SERVER=PATH runs them against that
 # nats-server binary (tests/nats_server.sh). Beside them the version matrix runs
@@ -15,7 +16,8 @@ cd "$(dirname "$0")/.."
 passed=0
 failed=0
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+failures=$(mktemp)
+trap 'rm -f "$log" "$failures"' EXIT
 
 count() {
   local p f
@@ -23,8 +25,10 @@ count() {
   f=$(grep -c '^FAIL ' "$log")
   passed=$((passed + p))
   failed=$((failed + f))
+  grep '^FAIL ' "$log" | cut -c1-400 | sed "s#^#$2: #" >>"$failures"
   if [ "$1" -ne 0 ] && [ "$f" -eq 0 ]; then
-    echo "FAIL $2: exited with status $1 without reporting a failure"
+    echo "FAIL $2: exited with status $1 without reporting a failure" |
+      tee -a "$failures"
     failed=$((failed + 1))
   fi
 }
@@ -155,5 +159,9 @@ for j in $(seq 1 "$i"); do
   echo "# nats-server $version took $(cat "$vdir/$j.took" 2>/dev/null) s"
 done
 
+if [ -s "$failures" ]; then
+  echo "== the failures of this run, again"
+  cat "$failures"
+fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
