@@ -214,6 +214,11 @@ static void collect_expiry_rounds(const nl_consumer_state *st,
       break;
     if (e->beyond_expiry || !e->while_acking)
       continue;
+    /* The messages the clients held at a gap (a server restart) expire
+     * within one delay of it: orphans, not a round of the consumer's own
+     * processing. */
+    if (st->gap_ns > 0 && e->first_ns <= st->gap_ns + delay + 2 * dt)
+      continue;
     if (r->intervals == 0)
       r->newest_ns = e->t_ns;
     else if (later - e->t_ns > r->max_gap_ns)

@@ -298,6 +298,7 @@ static void state_reset(nl_consumer_state *st, int64_t created_ns) {
   st->longest_pin_ns = 0;
   st->nak_credit = 0;
   st->floor_unproven = false;
+  st->gap_ns = 0;
 }
 
 void nl_state_new_regime(nl_consumer_state *st, int64_t now_ns) {
@@ -313,6 +314,7 @@ void nl_state_new_regime(nl_consumer_state *st, int64_t now_ns) {
 void nl_state_after_gap(nl_consumer_state *st, int64_t now_ns) {
   nl_state_new_regime(st, now_ns);
   st->floor_unproven = true;
+  st->gap_ns = now_ns;
 }
 
 void nl_state_add_nak(nl_consumer_state *st) {

@@ -154,6 +154,10 @@ typedef struct nl_consumer_state {
   int64_t stuck_since_ns;
   int64_t last_stuck_end_ns; /* When the latest stuck period ended. */
   int64_t longest_pin_ns; /* Longest time the floor stood with work pending. */
+  /* Poll time of the latest gap in what was seen (nl_state_after_gap), 0
+   * when none: the messages the clients held then expire within one
+   * redelivery delay of it. */
+  int64_t gap_ns;
 
   /* Active findings by class (owned), or NULL. Until the consumer's first
    * finding this points to one read-only array of NULLs shared by all

@@ -157,6 +157,7 @@ const nl_consumer_snap *nl_test_consumer(const nl_snapshot_set *set,
   X(test_restored_floor_after_gap_is_not_stuck)                                \
   X(test_restored_floor_moving_back_is_not_stuck)                              \
   X(test_restored_floor_nak_retries_are_no_storm)                              \
+  X(test_restart_then_crash_is_no_repeat)                                      \
   X(test_overlapping_long_tasks_are_missing_progress)                          \
   X(test_slow_processing_with_standing_floor_is_ack_wait)                      \
   X(test_max_pending_throttle)                                                 \
