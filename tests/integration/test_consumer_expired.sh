@@ -39,16 +39,22 @@ setup() {
     inj stream-create "$s" --subjects "${s,,}.>" || return 1
   done
   inj stream-create EXI --subjects 'exi.>' --retention interest &&
-    inj consumer-create EXW warn --ack-wait 2 --inactive-threshold 16 &&
-    inj consumer-create EXI gone --ack-wait 2 --inactive-threshold 8 &&
-    inj consumer-create EXO op --ack-wait 2 --inactive-threshold 30 &&
-    inj consumer-create EXL late --ack-wait 2 --inactive-threshold 10 &&
-    inj consumer-create EXF far --ack-wait 2 --inactive-threshold 60 &&
     inj publish exr.x --count 10
 }
 setup || {
-  nl_fail setup "could not create the streams and consumers"
+  nl_fail setup "could not create the streams"
   exit 1
+}
+# The consumers with a threshold are created once the plugin polls, just
+# before their workers start: created earlier, a busy machine's slow
+# collectd start can outlast the shortest thresholds (8 and 10 s), and the
+# server removes them before any client or poll has seen them.
+consumers_setup() {
+  inj consumer-create EXW warn --ack-wait 2 --inactive-threshold 16 &&
+    inj consumer-create EXI gone --ack-wait 2 --inactive-threshold 8 &&
+    inj consumer-create EXO op --ack-wait 2 --inactive-threshold 30 &&
+    inj consumer-create EXL late --ack-wait 2 --inactive-threshold 10 &&
+    inj consumer-create EXF far --ack-wait 2 --inactive-threshold 60
 }
 MIXGO=$NL_ROOT/build/eval/nl-mix-go
 if [ ! -x "$MIXGO" ]; then
@@ -66,6 +72,10 @@ nl_start_collectd "<Instance \"ce\">
   URL \"nats://127.0.0.1:$PORT\"
 </Instance>" "$INTERVAL" || exit 1
 nl_retry 10 nl_polled ce 2 || nl_fail setup/polled "no poll of ce"
+consumers_setup || {
+  nl_fail setup "could not create the consumers"
+  exit 1
+}
 T0=$(date +%s)
 
 for s in exw exi exo exl exf exd; do
