@@ -808,9 +808,28 @@ static void expired_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
               key ? key : 1, stream_cost(t), now_ns, sink, ud);
 }
 
+/* Forgets what the totals of stream s derived from the sequences of an
+ * earlier stream of its name: one deleted and created again between two
+ * polls may already be past the old one's last sequence, so that only its
+ * creation time tells. Its lost count and findings are kept (the findings
+ * clear at once, their configuration key having changed). */
+static void forget_recreated(nl_engine *e, const nl_stream_snap *s) {
+  stream_total *t = find_total(e, s->name);
+  if (t == NULL || t->created_ns == 0 || s->created_ns == 0 ||
+      nl_created_same(t->created_ns, s->created_ns))
+    return;
+  free(t->clock);
+  t->clock = NULL;
+  t->unstored_through = 0;
+  t->first_unstored = false;
+  t->prev.have_prev = false;
+}
+
 size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
                        const nl_engine_sink *sink, void *ud) {
   e->generation++;
+  for (size_t i = 0; i < set->n_streams; i++)
+    forget_recreated(e, &set->streams[i]);
   size_t ns = set->n_streams ? set->n_streams : 1;
   uint64_t *lost = calloc(ns, sizeof(*lost));
   uint64_t *delivered = calloc(ns, sizeof(*delivered));

@@ -171,6 +171,7 @@ const nl_consumer_snap *nl_test_consumer(const nl_snapshot_set *set,
   X(test_sequence_gap_not_for_floor_behind_first_seq)                          \
   X(test_sequence_gap_filtered_by_num_pending)                                 \
   X(test_sequence_gap_not_for_unstored)                                        \
+  X(test_recreated_stream_forgets_unstored)                                    \
   X(test_sequence_gap_behind_empty_stream_stays)                               \
   X(test_sequence_gap_not_for_start_after_empty)                               \
   X(test_sequence_gap_stream_recreated)                                        \

@@ -1183,6 +1183,38 @@ void test_sequence_gap_not_for_unstored(void) {
   }
 }
 
+/* The stream of test_sequence_gap_not_for_unstored seen empty at 10 (10
+ * never stored), then deleted and created again between two polls: the
+ * new stream is already at 15 (past the old one's last sequence, so that
+ * only its creation time tells) with 11-15 stored, and a consumer created
+ * on it at 9 is first seen. Sequence 10 of the new stream was stored and
+ * is gone: lost to it. Without the new creation time (the same stream)
+ * it is the never-stored 10: no loss. */
+void test_recreated_stream_forgets_unstored(void) {
+  for (int pass = 0; pass < 2; pass++) {
+    sim s;
+    sim_init_skipped(&s);
+    s.stream.created_ns = 1600000000LL * SEC;
+    sim_poll_without_consumer(&s);
+    if (pass == 0)
+      s.stream.created_ns += 3600 * SEC;
+    s.stream.first_seq = 11;
+    s.stream.last_seq = 15;
+    s.stream.msgs = 5;
+    s.consumer.num_pending = 5;
+    s.consumer.ack_floor_stream_seq = 9;
+    for (int i = 0; i < 3; i++)
+      sim_poll(&s);
+    if (pass == 0) {
+      CHECK(sim_active(&s, NL_SEQUENCE_GAP));
+      CHECK_EQ_U(nl_finding_get(&s.last[NL_SEQUENCE_GAP], "lost_total", 0), 1);
+    } else {
+      CHECK_EQ_U(s.onsets[NL_SEQUENCE_GAP], 0);
+    }
+    sim_free(&s);
+  }
+}
+
 /* Starts pass `pass` of test_sequence_gap_not_for_start_after_empty: its
  * stream seen empty at sequence 10 by a poll without its consumer, as
  * nats-server 2.10.16 reports it (first_seq = last_seq), or as 2.9 and
