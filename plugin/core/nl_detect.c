@@ -486,16 +486,12 @@ static bool detect_sequence_gap(const nl_consumer_state *st,
   return true;
 }
 
-/* MAX_PENDING_THROTTLE: ack-pending at the cap with messages waiting and,
- * on a pull consumer, a client asking for them (a pull request waiting):
- * a pull fleet whose every worker is busy holds the cap with none
- * waiting, and there the workers limit delivery, not the cap (a higher
- * one would change nothing). A paused consumer (nats-server 2.11+)
- * delivers nothing by choice: not a throttle while the pause lasts. */
+/* MAX_PENDING_THROTTLE: ack-pending at the cap with messages waiting. A
+ * paused consumer (nats-server 2.11+) delivers nothing by choice: not a
+ * throttle while the pause lasts. */
 static bool detect_max_pending(const nl_consumer_snap *c, nl_finding *f) {
   if (c->paused || c->ack_policy == NL_ACK_NONE || c->max_ack_pending <= 0 ||
-      c->num_ack_pending < (uint64_t)c->max_ack_pending ||
-      c->num_pending == 0 || (!c->push && c->num_waiting == 0))
+      c->num_ack_pending < (uint64_t)c->max_ack_pending || c->num_pending == 0)
     return false;
   uint64_t rec = 2 * (uint64_t)c->max_ack_pending;
   nl_finding_start(f, NL_MAX_PENDING_THROTTLE);

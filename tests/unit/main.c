@@ -161,7 +161,6 @@ const nl_consumer_snap *nl_test_consumer(const nl_snapshot_set *set,
   X(test_overlapping_long_tasks_are_missing_progress)                          \
   X(test_slow_processing_with_standing_floor_is_ack_wait)                      \
   X(test_max_pending_throttle)                                                 \
-  X(test_max_pending_busy_pull_fleet)                                          \
   X(test_max_pending_condition_since)                                          \
   X(test_threshold_hover_gives_one_onset)                                      \
   X(test_onset_rate_last_hour)                                                 \

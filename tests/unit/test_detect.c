@@ -41,8 +41,7 @@ static void on_transition(void *ud, const char *stream, const char *consumer,
   }
 }
 
-/* A stream of 1000 messages and a healthy pull consumer with ack_wait 30 s,
- * one of whose workers has a pull request waiting. */
+/* A stream of 1000 messages and a healthy pull consumer with ack_wait 30 s. */
 static void sim_init(sim *s) {
   memset(s, 0, sizeof(*s));
   nl_detect_params p;
@@ -62,7 +61,6 @@ static void sim_init(sim *s) {
   s->consumer.ack_wait_ns = 30 * SEC;
   s->consumer.max_ack_pending = 1000;
   s->consumer.max_deliver = -1;
-  s->consumer.num_waiting = 1; /* A worker's pull request waits. */
 }
 
 /* Ends a simulation. Every poll must have reached the consumer's history:
@@ -802,35 +800,6 @@ void test_max_pending_throttle(void) {
   sim_free(&s);
 }
 
-/* Seen in the evaluation's busy boundary case on a loaded machine: 9 pull
- * workers of 2 s each under max_ack_pending 10, publishers a little
- * faster than they work. Every worker is busy and none asks for more
- * (num_waiting 0), and a worker's next request served before its ack
- * puts the count at the cap for a moment: the workers limit delivery, not
- * the cap, and a higher cap would change nothing. No finding, however
- * many polls show it; once a request waits at the cap it is one. A push
- * consumer has no pull requests: at the cap with messages waiting it is
- * throttled. */
-void test_max_pending_busy_pull_fleet(void) {
-  sim s;
-  nl_consumer_snap *c = sim_throttled(&s);
-  c->max_ack_pending = c->num_ack_pending = 10;
-  c->num_waiting = 0;
-  for (int i = 0; i < 5; i++)
-    sim_poll(&s);
-  CHECK_EQ_U(s.onsets[NL_MAX_PENDING_THROTTLE], 0);
-  c->num_waiting = 1;
-  sim_poll(&s);
-  CHECK(sim_active(&s, NL_MAX_PENDING_THROTTLE));
-  sim_free(&s);
-  c = sim_throttled(&s);
-  c->push = c->push_bound = true;
-  c->num_waiting = 0;
-  sim_poll(&s);
-  CHECK(sim_active(&s, NL_MAX_PENDING_THROTTLE));
-  sim_free(&s);
-}
-
 /* A throttle already standing when collectd starts: its condition is
  * dated by the consumer's last delivery (the server's own time), earlier
  * than the plugin's onset; a later redelivery does not move it. */
@@ -1090,7 +1059,6 @@ static bool throttled_finding(const char *stream, const char *consumer,
                         .ack_wait_ns = 30 * SEC,
                         .max_ack_pending = 5,
                         .max_deliver = -1,
-                        .num_waiting = 1,
                         .delivered_consumer_seq = 5,
                         .delivered_stream_seq = 5,
                         .num_ack_pending = 5,

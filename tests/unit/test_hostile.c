@@ -187,8 +187,7 @@ static void run_extreme_delays(int64_t ack_wait, int64_t backoff) {
                         .ack_wait_ns = ack_wait,
                         .backoff_first_ns = backoff,
                         .max_deliver = -1,
-                        .max_ack_pending = 5,
-                        .num_waiting = 1};
+                        .max_ack_pending = 5};
   int64_t t = 1700000000LL * SEC;
   for (int i = 0; i < 40; i++, t += SEC) {
     c.delivered_stream_seq += 1;

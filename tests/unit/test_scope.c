@@ -140,7 +140,6 @@ void test_scope_engine_led_elsewhere(void) {
                         .max_deliver = -1,
                         .num_ack_pending = 5,
                         .num_pending = 45,
-                        .num_waiting = 1,
                         .delivered_consumer_seq = 5,
                         .delivered_stream_seq = 5};
   nl_snapshot_set set = {0};

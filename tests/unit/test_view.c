@@ -69,7 +69,6 @@ static void fixture_init(fixture *fx) {
   c->delivered_stream_seq = 5;
   c->max_ack_pending = 5;
   c->num_ack_pending = 5;
-  c->num_waiting = 1; /* Its worker asks for more. */
   c->num_pending = 45;
   consumer_init(&fx->consumers[1], "ORDERS", 0, "fine", 50);
   /* Never read while 200 messages were evicted. */
