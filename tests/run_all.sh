@@ -3,8 +3,9 @@
 # closing line "N passed, N failed". Each script prints "PASS name" and
 # "FAIL name: why" lines; a script that exits non-zero without printing a
 # FAIL line counts as one failure. The failures are listed again, each
-# after the name of its test, just before the closing line. NL_ONLY=pattern runs only matching
-# scripts (and the mutation check when "mutate" matches); NL_SKIP=pattern
+# after the name of its test, just before the closing line.
+# NL_ONLY=pattern runs only matching scripts (and the mutation check when
+# "mutate" matches); NL_SKIP=pattern
 # skips matching scripts; NATS_SERVER=PATH runs them against that
 # nats-server binary (tests/nats_server.sh). Beside them the version matrix runs
 # the class and cluster tests on each newer server (NL_VERSIONS, below).
@@ -17,7 +18,8 @@ passed=0
 failed=0
 log=$(mktemp)
 failures=$(mktemp)
-trap 'rm -f "$log" "$failures"' EXIT
+vdir=$(mktemp -d) # The version matrix's and side lane's outputs.
+trap 'rm -f "$log" "$failures"; rm -rf "$vdir"' EXIT
 
 count() {
   local p f
@@ -70,8 +72,6 @@ if [ -z "$matrix" ] && [ -z "${NL_ONLY:-}" ]; then
 fi
 [ "$matrix" = none ] && matrix=""
 tests=${NL_VERSION_TESTS:-test_classes test_new_classes test_cluster test_new_classes_cluster test_paused test_declared test_priority_groups test_source_stalled test_consumer_expired}
-vdir=$(mktemp -d)
-trap 'rm -f "$log" "$failures"; rm -rf "$vdir"' EXIT
 # The side lane: scripts that need no port range of the serial suite's and
 # mostly compute (the sanitizer and fuzz runs) run after the version matrix,
 # beside the serial suite, when the whole suite runs (not with NL_ONLY or

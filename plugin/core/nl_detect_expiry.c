@@ -228,11 +228,6 @@ void nl_expiry_advisory(nl_consumer_state *st, const nl_advisory *a) {
     w->deleted_adv_ns = a->timestamp_ns;
 }
 
-void nl_expiry_after_gap(nl_consumer_state *st, int64_t now_ns) {
-  if (st->expiry != NULL)
-    st->expiry->gap_ns = now_ns;
-}
-
 /* Writes into f what is lost with the consumer w of stream, and how to
  * create it again (rec the threshold to give it). */
 static void describe_gone(const nl_expiry_watch *w, const char *stream,
@@ -315,7 +310,7 @@ bool nl_expiry_gone(const nl_consumer_state *st, const nl_stream_snap *s,
                     int64_t now_ns, nl_expired *out) {
   const nl_expiry_watch *w = st->expiry;
   if (w == NULL || w->ack_none || w->api_deleted || w->paused ||
-      !w->absent_shown || w->gap_ns >= w->last_poll_ns ||
+      !w->absent_shown || st->gap_ns >= w->last_poll_ns ||
       s->last_seq < w->stream_last_seq || !long_lived(w) ||
       w->num_pending + w->num_ack_pending == 0)
     return false;

@@ -72,8 +72,6 @@ typedef struct nl_expiry_watch {
   int64_t last_poll_ns;   /* The latest poll that listed it (plugin). */
   int64_t last_server_ns; /* ... on the server's clock. */
   int64_t interval_ns;    /* Between its two latest polls (server). */
-  int64_t gap_ns;         /* The latest gap in what the polls saw
-                             (plugin), 0 none. */
   /* From advisories, as claims: the server's time of a DELETED advisory,
    * and whether the server audited an API request that deleted it. */
   int64_t deleted_adv_ns;
@@ -121,11 +119,6 @@ bool nl_expiry_detect(const nl_consumer_state *st, const nl_consumer_snap *c,
 
 /* Records a DELETED advisory or an API delete audit a of st. */
 void nl_expiry_advisory(nl_consumer_state *st, const nl_advisory *a);
-
-/* Marks a gap in what the polls saw at now_ns (a reconnect, perhaps a
- * server restart, which starts every consumer's inactivity timer again):
- * a consumer gone after it is not judged by what was seen before. */
-void nl_expiry_after_gap(nl_consumer_state *st, int64_t now_ns);
 
 /* One consumer the server removed for inactivity, kept with its stream. */
 typedef struct {

@@ -540,7 +540,7 @@ static void stream_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
   active[NL_PUBLISH_REJECTED] =
       nl_detect_publish_rejected(s, &full, now_ns, &found[NL_PUBLISH_REJECTED]);
   source_stalled(e, set, s, t, now_ns, active, found);
-  if (t->created_ns == 0 || !nl_created_same(t->created_ns, s->created_ns))
+  if (t->created_ns == 0) /* A stream first held in this poll. */
     t->created_ns = s->created_ns;
   uint64_t key = nl_config_key(NULL, t->created_ns, s);
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++)
@@ -808,28 +808,32 @@ static void expired_classes(nl_engine *e, const nl_snapshot_set *set, size_t i,
               key ? key : 1, stream_cost(t), now_ns, sink, ud);
 }
 
-/* Forgets what the totals of stream s derived from the sequences of an
- * earlier stream of its name: one deleted and created again between two
- * polls may already be past the old one's last sequence, so that only its
- * creation time tells. Its lost count and findings are kept (the findings
- * clear at once, their configuration key having changed). */
-static void forget_recreated(nl_engine *e, const nl_stream_snap *s) {
+/* Takes the creation time of stream s into its totals (a restarted
+ * server reports one a fraction of a millisecond off: nl_created_same).
+ * A stream deleted and created again between two polls may already be
+ * past the old one's last sequence, so that only its creation time tells:
+ * then what the totals derived from the old stream's sequences is
+ * forgotten. Its lost count and findings are kept (the findings clear at
+ * once, their configuration key having changed). */
+static void note_created(nl_engine *e, const nl_stream_snap *s) {
   stream_total *t = find_total(e, s->name);
-  if (t == NULL || t->created_ns == 0 || s->created_ns == 0 ||
-      nl_created_same(t->created_ns, s->created_ns))
+  if (t == NULL || nl_created_same(t->created_ns, s->created_ns))
     return;
-  free(t->clock);
-  t->clock = NULL;
-  t->unstored_through = 0;
-  t->first_unstored = false;
-  t->prev.have_prev = false;
+  if (t->created_ns != 0 && s->created_ns != 0) {
+    free(t->clock);
+    t->clock = NULL;
+    t->unstored_through = 0;
+    t->first_unstored = false;
+    t->prev.have_prev = false;
+  }
+  t->created_ns = s->created_ns;
 }
 
 size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
                        const nl_engine_sink *sink, void *ud) {
   e->generation++;
   for (size_t i = 0; i < set->n_streams; i++)
-    forget_recreated(e, &set->streams[i]);
+    note_created(e, &set->streams[i]);
   size_t ns = set->n_streams ? set->n_streams : 1;
   uint64_t *lost = calloc(ns, sizeof(*lost));
   uint64_t *delivered = calloc(ns, sizeof(*delivered));
@@ -1000,7 +1004,6 @@ bool nl_engine_advisory(nl_engine *e, const nl_advisory *a, int64_t now_ns,
 
 static void after_gap(nl_consumer_state *st, void *arg) {
   nl_state_after_gap(st, *(const int64_t *)arg);
-  nl_expiry_after_gap(st, *(const int64_t *)arg);
 }
 
 void nl_engine_gap(nl_engine *e, int64_t now_ns) {

@@ -156,7 +156,9 @@ typedef struct nl_consumer_state {
   int64_t longest_pin_ns; /* Longest time the floor stood with work pending. */
   /* Poll time of the latest gap in what was seen (nl_state_after_gap), 0
    * when none: the messages the clients held then expire within one
-   * redelivery delay of it. */
+   * redelivery delay of it, and a consumer gone after it is not judged by
+   * what was seen before (a restarted server starts every inactivity
+   * timer again). */
   int64_t gap_ns;
 
   /* Active findings by class (owned), or NULL. Until the consumer's first

@@ -102,9 +102,9 @@ def main():
     order = sorted(versions, key=key_version)
     classes = []
     for v in order:
-        for (cls, _t) in sorted((versions[v] or {}).keys()):
-            if (cls, _t) != KILLS and cls not in classes:
-                classes.append(cls)
+        for key in sorted((versions[v] or {}).keys()):
+            if key != KILLS and key[0] not in classes:
+                classes.append(key[0])
     md = [BEGIN, "## Classes per nats-server version", "",
           "Each cell: rounds detected / rounds, then rounds cleared after "
           "the fix / rounds fixed, and the median latency from injection "

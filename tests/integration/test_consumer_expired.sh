@@ -45,17 +45,6 @@ setup || {
   nl_fail setup "could not create the streams"
   exit 1
 }
-# The consumers with a threshold are created once the plugin polls, just
-# before their workers start: created earlier, a busy machine's slow
-# collectd start can outlast the shortest thresholds (8 and 10 s), and the
-# server removes them before any client or poll has seen them.
-consumers_setup() {
-  inj consumer-create EXW warn --ack-wait 2 --inactive-threshold 16 &&
-    inj consumer-create EXI gone --ack-wait 2 --inactive-threshold 8 &&
-    inj consumer-create EXO op --ack-wait 2 --inactive-threshold 30 &&
-    inj consumer-create EXL late --ack-wait 2 --inactive-threshold 10 &&
-    inj consumer-create EXF far --ack-wait 2 --inactive-threshold 60
-}
 MIXGO=$NL_ROOT/build/eval/nl-mix-go
 if [ ! -x "$MIXGO" ]; then
   mkdir -p "$NL_ROOT/build/eval"
@@ -72,24 +61,27 @@ nl_start_collectd "<Instance \"ce\">
   URL \"nats://127.0.0.1:$PORT\"
 </Instance>" "$INTERVAL" || exit 1
 nl_retry 10 nl_polled ce 2 || nl_fail setup/polled "no poll of ce"
-consumers_setup || {
+# The consumers with a threshold are created once the plugin polls, just
+# before their workers start: created earlier, a busy machine's slow
+# collectd start can outlast the shortest thresholds (8 and 10 s), and the
+# server removes them before any client or poll has seen them.
+inj consumer-create EXW warn --ack-wait 2 --inactive-threshold 16 &&
+  inj consumer-create EXI gone --ack-wait 2 --inactive-threshold 8 &&
+  inj consumer-create EXO op --ack-wait 2 --inactive-threshold 30 &&
+  inj consumer-create EXL late --ack-wait 2 --inactive-threshold 10 &&
+  inj consumer-create EXF far --ack-wait 2 --inactive-threshold 60 || {
   nl_fail setup "could not create the consumers"
   exit 1
 }
 T0=$(date +%s)
 
 for s in exw exi exo exl exf exd; do
-  nl_inject_bg "$PORT" "pub_$s" publish "$s.x" \
-    --count 200 --rate 2
+  nl_inject_bg "$PORT" "pub_$s" publish "$s.x" --count 200 --rate 2
 done
-nl_inject_bg "$PORT" w_warn consume EXW warn \
-  --duration 50
-nl_inject_bg "$PORT" w_gone consume EXI gone \
-  --duration 18
-nl_inject_bg "$PORT" w_op consume EXO op \
-  --duration 20
-nl_inject_bg "$PORT" w_late consume EXL late \
-  --duration 22
+nl_inject_bg "$PORT" w_warn consume EXW warn --duration 50
+nl_inject_bg "$PORT" w_gone consume EXI gone --duration 18
+nl_inject_bg "$PORT" w_op consume EXO op --duration 20
+nl_inject_bg "$PORT" w_late consume EXL late --duration 22
 # EXF/far: a pull client every 6 s, for 90 s.
 nl_bg w_far bash -c "for i in \$(seq 15); do '$NL_INJECT' --server \
   nats://127.0.0.1:$PORT consume EXF far --duration 1; sleep 5; done"
@@ -159,8 +151,7 @@ removed=$(sed -n 's/.*removed_with_it=\([0-9]*\).*/\1/p' <<<"$line")
 nl_check gone/messages-dropped [ "${unread:-0}" -gt 0 -a "$msgs" = 0 -a \
   "${removed:-0}" -gt 0 ]
 apply_printed gone/fix-applied "$line"
-nl_inject_bg "$PORT" w_gone2 consume EXI gone \
-  --duration 30
+nl_inject_bg "$PORT" w_gone2 consume EXI gone --duration 30
 expect gone/cleared 10 "CONSUMER_EXPIRED of EXI did not clear" \
   "plugin_instance = ce-EXI" "type_instance = CONSUMER_EXPIRED" \
   "severity = OKAY"
@@ -185,8 +176,7 @@ if nl_inject "$PORT" info EXW warn >/dev/null 2>&1; then
 else
   nl_fail warn/not-expired "EXW/warn is gone"
 fi
-nl_inject_bg "$PORT" w_warn2 consume EXW warn \
-  --duration 20
+nl_inject_bg "$PORT" w_warn2 consume EXW warn --duration 20
 polls=$(nl_csv_rows ce duration poll 1)
 nl_retry 20 nl_polled ce $((polls + 5))
 onsets=$(nl_notifications "plugin_instance = ce-EXW" |
