@@ -59,8 +59,10 @@ endif
 
 # The plugin's layers, one folder each under plugin/, each depending only on
 # the ones below it (docs/architecture.md; `make check-layers` enforces it):
-#   plugin/core/   JSON to snapshots, history, detectors, findings, views:
-#                  json-c and libc only (libnlcore.a)
+#   plugin/core/   json-c and libc only (libnlcore.a): model/ (JSON to
+#                  snapshots, history, clocks, trends), detect/ (the class
+#                  registry and its detectors, the audit rules), the engine
+#                  at its root, and report/ (events, health, REST views)
 #   plugin/jsapi/  the JetStream API: cnats transport, NKey signing, polling
 #                  and paging, advisory subscription, queue and thread
 #                  (libnljsapi.a)
@@ -68,12 +70,12 @@ endif
 #   plugin/glue/   the collectd glue (nats_lens.c: configuration, reads,
 #                  values and notifications)
 # Sources include a header of their own layer by its name and one of
-# another layer by its folder ("core/nl_engine.h"), with -Iplugin only, so a
+# another layer by its folder ("core/nl_engine.h", "core/model/nl_history.h"), with -Iplugin only, so a
 # file cannot reach a layer above its own by accident. Nothing links
 # libmicrohttpd: nl_http.c opens libmicrohttpd.so.12 with dlopen when an
 # instance sets Listen, so a collectd without Listen never maps it or GnuTLS
 # (<microhttpd.h> is still needed to build).
-CORE_SRC := $(wildcard plugin/core/nl_*.c)
+CORE_SRC := $(wildcard plugin/core/nl_*.c plugin/core/*/nl_*.c)
 CORE_OBJ := $(patsubst plugin/%.c,$(BUILD)/%.o,$(CORE_SRC))
 CORE_LIB := $(BUILD)/libnlcore.a
 JSAPI_SRC := $(wildcard plugin/jsapi/nl_*.c)
@@ -83,7 +85,7 @@ HTTP_SRC := $(wildcard plugin/http/nl_*.c)
 HTTP_OBJ := $(patsubst plugin/%.c,$(BUILD)/%.o,$(HTTP_SRC))
 GLUE_SRC := $(wildcard plugin/glue/*.c)
 GLUE_OBJ := $(patsubst plugin/%.c,$(BUILD)/%.o,$(GLUE_SRC))
-HEADERS := $(wildcard plugin/*/*.h)
+HEADERS := $(wildcard plugin/*/*.h plugin/core/*/*.h)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_OBJ := $(patsubst tests/unit/%.c,$(BUILD)/unit/%.o,$(UNIT_SRC))
 UNIT_BIN := $(BUILD)/unit_tests
@@ -114,6 +116,7 @@ $(BUILD)/core $(BUILD)/jsapi $(BUILD)/http $(BUILD)/glue:
 	mkdir -p $@
 
 $(BUILD)/core/%.o: plugin/core/%.c $(HEADERS) VERSION | $(BUILD)/core
+	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Iplugin -c -o $@ $<
 
 $(BUILD)/jsapi/%.o: plugin/jsapi/%.c $(HEADERS) VERSION | $(BUILD)/jsapi
@@ -263,11 +266,11 @@ else
 endif
 
 format:
-	clang-format -i plugin/*/*.c $(HEADERS) cli/*.c cli/*.h \
+	clang-format -i plugin/*/*.c plugin/core/*/*.c $(HEADERS) cli/*.c cli/*.h \
 		tests/unit/*.c tests/unit/*.h tests/tools/*.c
 
 check-format:
-	clang-format --dry-run --Werror plugin/*/*.c $(HEADERS) \
+	clang-format --dry-run --Werror plugin/*/*.c plugin/core/*/*.c $(HEADERS) \
 		cli/*.c cli/*.h
 
 clean:

@@ -7,9 +7,9 @@
  * snapshots through the plugin's engine (nl_engine) to run the live
  * detectors; then it reports (nlc_report) and exits with a status a
  * pipeline or a check runner can act on. Usage: nats-lens-check --help. */
-#include "core/nl_audit.h"
+#include "core/detect/nl_audit.h"
+#include "core/model/nl_expect.h"
 #include "core/nl_engine.h"
-#include "core/nl_expect.h"
 #include "jsapi/nl_jsz_poll.h"
 #include "jsapi/nl_poll.h"
 #include "jsapi/nl_transport.h"

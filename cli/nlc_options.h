@@ -2,9 +2,9 @@
 #ifndef NLC_OPTIONS_H
 #define NLC_OPTIONS_H
 
-#include "core/nl_audit.h"
-#include "core/nl_expect.h"
-#include "core/nl_select.h"
+#include "core/detect/nl_audit.h"
+#include "core/model/nl_expect.h"
+#include "core/model/nl_select.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
 /* nlc_report.c: text, JSON and Nagios output of nats-lens-check. */
 #include "nlc_report.h"
 
-#include "core/nl_json.h"
-#include "core/nl_names.h"
+#include "core/model/nl_names.h"
+#include "core/report/nl_json.h"
 
 #include <json-c/json.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
 #ifndef NLC_REPORT_H
 #define NLC_REPORT_H
 
-#include "core/nl_finding.h"
+#include "core/model/nl_finding.h"
 #include "nlc_options.h"
 
 #include <stdio.h>

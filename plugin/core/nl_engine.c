@@ -1,8 +1,8 @@
 /* nl_engine.c: one poll's snapshots through history and detectors. */
 #include "nl_engine.h"
 
-#include "nl_detect_ext.h"
-#include "nl_detect_source.h"
+#include "core/detect/nl_detect_ext.h"
+#include "core/detect/nl_detect_source.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,10 +7,10 @@
 #ifndef NL_ENGINE_H
 #define NL_ENGINE_H
 
-#include "nl_advisory.h"
-#include "nl_detect.h"
-#include "nl_history.h"
-#include "nl_snapshot.h"
+#include "core/detect/nl_detect.h"
+#include "core/model/nl_advisory.h"
+#include "core/model/nl_history.h"
+#include "core/model/nl_snapshot.h"
 
 typedef struct {
   /* A consumer seen in this poll, after detection (st->active is current). */

@@ -83,10 +83,10 @@
 
 #include <malloc.h>
 
+#include "core/model/nl_names.h"
 #include "core/nl_engine.h"
-#include "core/nl_health.h"
-#include "core/nl_names.h"
-#include "core/nl_onset_rate.h"
+#include "core/report/nl_health.h"
+#include "core/report/nl_onset_rate.h"
 #include "http/nl_http.h"
 #include "jsapi/nl_advisory_fetch.h"
 #include "jsapi/nl_advisory_thread.h"

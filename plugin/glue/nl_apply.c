@@ -8,7 +8,7 @@
 
 #include <malloc.h>
 
-#include "core/nl_names.h"
+#include "core/model/nl_names.h"
 #include "jsapi/nl_advisory_fetch.h"
 #include "jsapi/nl_jsz_poll.h"
 

@@ -15,7 +15,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "core/nl_coverage.h"
+#include "core/report/nl_coverage.h"
 #include "nl_dispatch.h"
 
 #define PLUGIN_NAME "nats_lens"

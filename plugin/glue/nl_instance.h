@@ -19,12 +19,12 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "core/model/nl_expect.h"
+#include "core/model/nl_jsz.h"
+#include "core/model/nl_select.h"
 #include "core/nl_engine.h"
-#include "core/nl_expect.h"
-#include "core/nl_health.h"
-#include "core/nl_jsz.h"
-#include "core/nl_onset_rate.h"
-#include "core/nl_select.h"
+#include "core/report/nl_health.h"
+#include "core/report/nl_onset_rate.h"
 #include "http/nl_http.h"
 #include "jsapi/nl_advisory_thread.h"
 #include "jsapi/nl_poll.h"

@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/nl_json.h"
-#include "core/nl_view.h"
+#include "core/report/nl_json.h"
+#include "core/report/nl_view.h"
 #include "nl_route.h"
 
 /* The dashboard page, embedded at build time from plugin/??/nl_dashboard.html

@@ -2,8 +2,8 @@
  * nl_advisory_fetch.h). */
 #include "nl_advisory_fetch.h"
 
-#include "core/nl_names.h"
-#include "core/nl_parse.h"
+#include "core/model/nl_names.h"
+#include "core/model/nl_parse.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #ifndef NL_ADVISORY_FETCH_H
 #define NL_ADVISORY_FETCH_H
 
-#include "core/nl_snapshot.h"
+#include "core/model/nl_snapshot.h"
 #include "nl_poll.h"
 
 /* Reads stream and consumer through request (with ctx) and appends one

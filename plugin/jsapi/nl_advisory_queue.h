@@ -7,7 +7,7 @@
 #ifndef NL_ADVISORY_QUEUE_H
 #define NL_ADVISORY_QUEUE_H
 
-#include "core/nl_advisory.h"
+#include "core/model/nl_advisory.h"
 
 typedef struct nl_advisory_queue nl_advisory_queue;
 

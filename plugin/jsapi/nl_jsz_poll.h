@@ -8,7 +8,7 @@
 #ifndef NL_JSZ_POLL_H
 #define NL_JSZ_POLL_H
 
-#include "core/nl_jsz.h"
+#include "core/model/nl_jsz.h"
 #include "nl_poll.h"
 
 /* Sends payload to subject and passes each reply to fn until fn returns

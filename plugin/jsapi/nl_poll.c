@@ -1,8 +1,8 @@
 /* nl_poll.c: one poll of the JetStream API through a request function. */
 #include "nl_poll.h"
 
-#include "core/nl_names.h"
-#include "core/nl_parse.h"
+#include "core/model/nl_names.h"
+#include "core/model/nl_parse.h"
 
 #include <stdio.h>
 #include <stdlib.h>

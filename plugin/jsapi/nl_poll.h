@@ -7,8 +7,8 @@
 #ifndef NL_POLL_H
 #define NL_POLL_H
 
-#include "core/nl_select.h"
-#include "core/nl_snapshot.h"
+#include "core/model/nl_select.h"
+#include "core/model/nl_snapshot.h"
 #include "nl_transport.h"
 
 /* Sends payload to subject and waits for one reply. On success returns 0 and

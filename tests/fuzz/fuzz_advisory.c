@@ -4,7 +4,7 @@
  * first line, then the JSON body. An input without a newline is a body
  * with no subject. Every input must give a record or an error with a
  * reason; a record's names must be NUL-terminated within their fields. */
-#include "core/nl_advisory.h"
+#include "core/model/nl_advisory.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
  * fault; a parse failure must come with a reason. */
 #define _GNU_SOURCE /* memmem */
 #include "core/nl_engine.h"
-#include "core/nl_parse.h"
+#include "core/model/nl_parse.h"
 
 #include <stdint.h>
 #include <stdlib.h>

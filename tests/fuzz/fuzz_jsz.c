@@ -7,8 +7,8 @@
  * error message; the merged view must be consistent (every consumer's
  * stream index names one of its account's streams, every name is set);
  * the sanitizers catch any memory or undefined-behaviour fault. */
-#include "core/nl_jsz.h"
-#include "core/nl_parse.h"
+#include "core/model/nl_jsz.h"
+#include "core/model/nl_parse.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -5,8 +5,8 @@
  * error message; the sanitizers catch any memory or undefined-behaviour
  * fault. Each parsed stream is also shaped into a collectd identifier part,
  * as the plugin does with every stream name it reports. */
-#include "core/nl_names.h"
-#include "core/nl_parse.h"
+#include "core/model/nl_names.h"
+#include "core/model/nl_parse.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
 #   docs/configuration.md whose heading names it in backticks and which
 #   gives its default and an example; and every option heading there is an
 #   option the parser accepts;
-# - every class name of plugin/core/nl_finding.c has a heading in
+# - every class name of plugin/core/model/nl_finding.c has a heading in
 #   docs/detectors.md;
 # - every type the plugin dispatches, and every type of
 #   types.db.d/nats_lens.db, appears in docs/metrics.md, with every literal
@@ -89,10 +89,10 @@ fi
 
 # Classes: the names in the class table of nl_finding.c; there must be as
 # many as the enum has before NL_CLASS_COUNT.
-classes=$(grep -oP '^\s*\[NL_[A-Z_]+\]\s*=\s*\{"\K[A-Z_]+' plugin/core/nl_finding.c)
+classes=$(grep -oP '^\s*\[NL_[A-Z_]+\]\s*=\s*\{"\K[A-Z_]+' plugin/core/model/nl_finding.c)
 nclasses=$(echo "$classes" | grep -c .)
 nenum=$(awk '/typedef enum/ { on = 1 } on && /NL_CLASS_COUNT/ { print n; exit }
-  on && /^ *NL_[A-Z_]+/ { n++ }' plugin/core/nl_finding.h)
+  on && /^ *NL_[A-Z_]+/ { n++ }' plugin/core/model/nl_finding.h)
 if [ "$nclasses" -gt 0 ] && [ "$nclasses" = "$nenum" ]; then
   nl_pass classes/extracted "$nclasses classes"
 else
@@ -118,7 +118,7 @@ dispatched=$(echo "$glue_flat" |
   grep -oP 'submit_[a-z]+\([^,]+,\s*[^,]+,\s*"\K[a-z_]+(?=")')
 instances=$(echo "$glue_flat" |
   grep -oP 'submit_[a-z]+\([^,]+,\s*[^,]+,\s*"[a-z_]+",\s*"\K[a-z_]+(?=")')
-suffixes=$(tr '\n' ' ' <plugin/core/nl_finding.c |
+suffixes=$(tr '\n' ' ' <plugin/core/model/nl_finding.c |
   grep -oP '\[NL_[A-Z_]+\]\s*=\s*\{"[A-Z_]+",\s*"\K[a-z_]+' |
   sed 's/^/nats_lens_/')
 typesdb=$(awk '/^[a-z]/ { print $1 }' types.db.d/nats_lens.db)

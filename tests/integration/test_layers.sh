@@ -23,8 +23,8 @@ broken() {
   fi
 }
 broken core plugin/core/nl_engine.c '<nats/nats.h>'
-broken core plugin/core/nl_view.c '"jsapi/nl_poll.h"'
-broken core plugin/core/nl_parse.c '"plugin.h"'
+broken core plugin/core/report/nl_view.c '"jsapi/nl_poll.h"'
+broken core plugin/core/model/nl_parse.c '"plugin.h"'
 broken jsapi plugin/jsapi/nl_poll.c '<microhttpd.h>'
 broken http plugin/http/nl_route.c '"jsapi/nl_transport.h"'
 broken cli cli/nlc_report.c '"utils/common/common.h"'

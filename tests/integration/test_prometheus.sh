@@ -29,7 +29,7 @@ fi
 # their annotations (texts promtool would otherwise compare too).
 awk '/^ *annotations:/ { skip = 1; next } /^ *- alert:/ { skip = 0 } !skip' \
   "$EX/prometheus-alerts.yml" >"$NL_TMP/rules-bare.yml"
-python3 - "$NL_ROOT/plugin/core/nl_finding.c" "$NL_TMP/rules-bare.yml" \
+python3 - "$NL_ROOT/plugin/core/model/nl_finding.c" "$NL_TMP/rules-bare.yml" \
   >"$NL_TMP/rules-test.yml" <<'PY'
 import re, sys
 src = open(sys.argv[1]).read()

@@ -6,7 +6,7 @@
 #ifndef NL_TEST_H
 #define NL_TEST_H
 
-#include "core/nl_snapshot.h"
+#include "core/model/nl_snapshot.h"
 
 #include <stdio.h>
 

@@ -1,7 +1,7 @@
 /* test_advisory.c: advisory parsing and queueing, and the classes beyond the
  * five (advisory-driven and polled), on the recorded 2.9.10 advisories and
  * synthetic poll sequences. */
-#include "core/nl_detect_ext.h"
+#include "core/detect/nl_detect_ext.h"
 #include "core/nl_engine.h"
 #include "jsapi/nl_advisory_fetch.h"
 #include "jsapi/nl_advisory_queue.h"

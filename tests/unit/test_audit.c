@@ -1,7 +1,7 @@
 /* test_audit.c: the configuration audit rules (nl_audit), each with the
  * configurations that must raise it and the look-alikes that must not. */
-#include "core/nl_audit.h"
-#include "core/nl_expect.h"
+#include "core/detect/nl_audit.h"
+#include "core/model/nl_expect.h"
 #include "nl_test.h"
 
 #include <stdlib.h>

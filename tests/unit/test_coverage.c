@@ -3,7 +3,7 @@
  * is not, a deleted consumer is forgotten. */
 #include "nl_test.h"
 
-#include "core/nl_coverage.h"
+#include "core/report/nl_coverage.h"
 
 #include <string.h>
 

@@ -4,7 +4,7 @@
  * change between polls the way a real nats-server's do in that situation
  * (see tests/tools/SCENARIOS.md for the recorded traces these follow). */
 #include "core/nl_engine.h"
-#include "core/nl_onset_rate.h"
+#include "core/report/nl_onset_rate.h"
 #include "nl_test.h"
 
 #include <math.h>

@@ -1,6 +1,6 @@
 /* test_event.c: health event JSON, subjects and the publishing policy. */
-#include "core/nl_event.h"
-#include "core/nl_health.h"
+#include "core/report/nl_event.h"
+#include "core/report/nl_health.h"
 #include "nl_test.h"
 
 #include <json-c/json.h>

@@ -1,8 +1,8 @@
 /* test_expect.c: declared expectations (durations, --expect specs, their
  * application to a snapshot set) and the audit fields the parser adds
  * (stream subjects and cluster, push heartbeat, backoff steps, metadata). */
-#include "core/nl_expect.h"
-#include "core/nl_parse.h"
+#include "core/model/nl_expect.h"
+#include "core/model/nl_parse.h"
 #include "nl_test.h"
 
 #include <stdlib.h>

@@ -3,8 +3,8 @@
 #include "nl_test.h"
 #include "nl_world.h"
 
-#include "core/nl_advisory.h"
-#include "core/nl_detect_expiry.h"
+#include "core/detect/nl_detect_expiry.h"
+#include "core/model/nl_advisory.h"
 
 #include <stdlib.h>
 #include <string.h>

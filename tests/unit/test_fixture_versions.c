@@ -4,13 +4,13 @@
  * of the recording checked per version: what differs between versions
  * (the MSG_TERMINATED "reason" from 2.10.4, paused consumers and
  * per-message TTLs from 2.11) and what must not. */
-#include "core/nl_advisory.h"
-#include "core/nl_audit.h"
-#include "core/nl_detect_rate.h"
-#include "core/nl_detect_rejected.h"
+#include "core/detect/nl_audit.h"
+#include "core/detect/nl_detect_rate.h"
+#include "core/detect/nl_detect_rejected.h"
+#include "core/model/nl_advisory.h"
+#include "core/model/nl_expect.h"
+#include "core/model/nl_parse.h"
 #include "core/nl_engine.h"
-#include "core/nl_expect.h"
-#include "core/nl_parse.h"
 #include "nl_test.h"
 
 #include <ctype.h>

@@ -5,9 +5,9 @@
  * purge), with the fix
  * each prints. The polled states follow those recorded on real servers
  * (docs/detectors.md, SEQUENCE_GAP). */
-#include "core/nl_detect_ext.h"
-#include "core/nl_gap.h"
-#include "core/nl_removal.h"
+#include "core/detect/nl_detect_ext.h"
+#include "core/model/nl_gap.h"
+#include "core/model/nl_removal.h"
 #include "nl_test.h"
 #include "nl_world.h"
 

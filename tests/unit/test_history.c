@@ -1,6 +1,6 @@
 /* test_history.c: the per-consumer history keeps every poll it holds
  * exactly, in its compact form. */
-#include "core/nl_history.h"
+#include "core/model/nl_history.h"
 #include "nl_test.h"
 
 #include <stdint.h>

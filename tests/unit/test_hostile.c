@@ -5,8 +5,8 @@
  * error, and what is parsed must then pass through the history and the
  * detectors without a crash or undefined behaviour; `make test SANITIZE=1`
  * runs these under ASan and UBSan. */
+#include "core/model/nl_parse.h"
 #include "core/nl_engine.h"
-#include "core/nl_parse.h"
 #include "nl_test.h"
 
 #include <math.h>

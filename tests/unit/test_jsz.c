@@ -2,8 +2,8 @@
  * set per account, on replies recorded from nats-server 2.9.10. */
 #include "nl_test.h"
 
-#include "core/nl_jsz.h"
-#include "core/nl_parse.h"
+#include "core/model/nl_jsz.h"
+#include "core/model/nl_parse.h"
 
 #include <stdlib.h>
 #include <string.h>

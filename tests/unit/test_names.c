@@ -1,5 +1,5 @@
 /* test_names.c: names shortened for collectd identifiers. */
-#include "core/nl_names.h"
+#include "core/model/nl_names.h"
 #include "nl_test.h"
 
 #include <string.h>

@@ -1,5 +1,5 @@
 /* test_parse.c: JSON replies to snapshots, on inline and recorded replies. */
-#include "core/nl_parse.h"
+#include "core/model/nl_parse.h"
 #include "nl_test.h"
 
 #include <stdlib.h>

@@ -3,8 +3,8 @@
  * handling of what another server leads. */
 #include "nl_test.h"
 
+#include "core/model/nl_jsz.h"
 #include "core/nl_engine.h"
-#include "core/nl_jsz.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* test_series.c: the longer history kept for charts (core/nl_series), and
  * the evidence text of notifications. */
-#include "core/nl_finding.h"
-#include "core/nl_series.h"
+#include "core/model/nl_finding.h"
+#include "core/report/nl_series.h"
 #include "nl_test.h"
 
 #include <json-c/json.h>

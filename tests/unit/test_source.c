@@ -4,8 +4,8 @@
  * of FX_ORIGIN, before and after FX_ORIGIN is deleted and created again),
  * through the real parser and the engine, with the polls' times set by
  * the test. */
+#include "core/model/nl_parse.h"
 #include "core/nl_engine.h"
-#include "core/nl_parse.h"
 #include "nl_test.h"
 
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* test_view.c: the REST API documents (nl_view) and path parsing
  * (nl_route), on an engine driven with synthetic polls. */
 #include "core/nl_engine.h"
-#include "core/nl_view.h"
+#include "core/report/nl_view.h"
 #include "http/nl_route.h"
 #include "nl_test.h"
 

@@ -11,9 +11,9 @@
 #ifndef NL_DETECT_RETENTION_H
 #define NL_DETECT_RETENTION_H
 
+#include "core/model/nl_seqclock.h"
+#include "core/model/nl_trend.h"
 #include "nl_detect.h"
-#include "nl_seqclock.h"
-#include "nl_trend.h"
 
 /* Bucket length of the retention trends after a restart. */
 #define NL_RETENTION_BUCKET_NS 5000000000LL

@@ -4,8 +4,8 @@
 #ifndef NL_SOURCE_TEXT_H
 #define NL_SOURCE_TEXT_H
 
-#include "nl_finding.h"
-#include "nl_snapshot.h"
+#include "core/model/nl_finding.h"
+#include "core/model/nl_snapshot.h"
 
 /* Why a link counts as stalled, weakest first (the finding names the
  * strongest of its links). */

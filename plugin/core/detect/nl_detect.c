@@ -2,8 +2,8 @@
  * docs/detectors.md for each predicate and why it holds). */
 #include "nl_detect.h"
 
-#include "nl_expect.h"
-#include "nl_gap.h"
+#include "core/model/nl_expect.h"
+#include "core/model/nl_gap.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -10,9 +10,9 @@
 #ifndef NL_AUDIT_H
 #define NL_AUDIT_H
 
-#include "nl_finding.h"
-#include "nl_select.h"
-#include "nl_snapshot.h"
+#include "core/model/nl_finding.h"
+#include "core/model/nl_select.h"
+#include "core/model/nl_snapshot.h"
 
 typedef enum {
   NL_AUDIT_ACK_NONE = 0,

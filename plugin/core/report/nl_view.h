@@ -7,10 +7,10 @@
 #ifndef NL_VIEW_H
 #define NL_VIEW_H
 
-#include "nl_engine.h"
-#include "nl_history.h"
+#include "core/model/nl_history.h"
+#include "core/model/nl_snapshot.h"
+#include "core/nl_engine.h"
 #include "nl_series.h"
-#include "nl_snapshot.h"
 
 /* Returns "ok", "warning" or "critical": the highest severity among the
  * active findings of st (NULL counts as none). */

@@ -2,8 +2,8 @@
  * docs/check.md for each rule's predicate, severity and fix). */
 #include "nl_audit.h"
 
+#include "core/model/nl_expect.h"
 #include "nl_detect.h"
-#include "nl_expect.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -2,7 +2,7 @@
  * nl_detect_expiry.h and docs/detectors.md). */
 #include "nl_detect_expiry.h"
 
-#include "nl_names.h"
+#include "core/model/nl_names.h"
 
 #include <inttypes.h>
 #include <math.h>

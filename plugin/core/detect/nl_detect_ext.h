@@ -11,15 +11,15 @@
 #ifndef NL_DETECT_EXT_H
 #define NL_DETECT_EXT_H
 
-#include "nl_advisory.h"
+#include "core/model/nl_advisory.h"
+#include "core/model/nl_gap.h"
+#include "core/model/nl_seqclock.h"
 #include "nl_audit.h"
 #include "nl_detect.h"
 #include "nl_detect_expiry.h"
 #include "nl_detect_rate.h"
 #include "nl_detect_rejected.h"
 #include "nl_detect_retention.h"
-#include "nl_gap.h"
-#include "nl_seqclock.h"
 
 #define NL_EXT_NAKS 32     /* Newest NAK advisories kept per consumer. */
 #define NL_EXT_EXHAUSTED 8 /* Newest exhausted sequences kept. */

@@ -4,11 +4,11 @@
 #ifndef NL_DETECT_H
 #define NL_DETECT_H
 
-#include "nl_finding.h"
-#include "nl_history.h"
-#include "nl_names.h"
-#include "nl_removal.h"
-#include "nl_snapshot.h"
+#include "core/model/nl_finding.h"
+#include "core/model/nl_history.h"
+#include "core/model/nl_names.h"
+#include "core/model/nl_removal.h"
+#include "core/model/nl_snapshot.h"
 
 /* Thresholds, all configurable; nl_detect_params_default() gives the
  * defaults chosen from test evidence. */

@@ -2,7 +2,7 @@
  * nl_gap.h and docs/detectors.md, SEQUENCE_GAP). */
 #include "nl_gap.h"
 
-#include "nl_detect_advised.h"
+#include "core/detect/nl_detect_advised.h"
 
 /* Whether seq lies in claim k or next to it. */
 static bool touches(const nl_gap_claim *k, uint64_t seq) {

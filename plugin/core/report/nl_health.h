@@ -6,7 +6,7 @@
 #ifndef NL_HEALTH_H
 #define NL_HEALTH_H
 
-#include "nl_engine.h"
+#include "core/nl_engine.h"
 #include "nl_event.h"
 
 /* Publishes len bytes of data on subject without waiting for the server.

@@ -1,7 +1,7 @@
 /* nl_coverage.c: which consumers some agent judges (central side). */
 #include "nl_coverage.h"
 
-#include "nl_snapshot.h"
+#include "core/model/nl_snapshot.h"
 
 #include <stdlib.h>
 #include <string.h>

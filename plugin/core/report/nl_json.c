@@ -1,7 +1,7 @@
 /* nl_json.c: small json-c helpers shared by the event and view builders. */
 #include "nl_json.h"
 
-#include "nl_names.h"
+#include "core/model/nl_names.h"
 
 #include <math.h>
 #include <stdbool.h>

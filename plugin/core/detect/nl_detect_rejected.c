@@ -1,8 +1,8 @@
 /* nl_detect_rejected.c: PUBLISH_REJECTED (see nl_detect_rejected.h). */
 #include "nl_detect_rejected.h"
 
-#include "nl_expect.h"
-#include "nl_names.h"
+#include "core/model/nl_expect.h"
+#include "core/model/nl_names.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -13,10 +13,10 @@
 #ifndef NL_DETECT_EXPIRY_H
 #define NL_DETECT_EXPIRY_H
 
-#include "nl_advisory.h"
-#include "nl_finding.h"
-#include "nl_history.h"
-#include "nl_snapshot.h"
+#include "core/model/nl_advisory.h"
+#include "core/model/nl_finding.h"
+#include "core/model/nl_history.h"
+#include "core/model/nl_snapshot.h"
 
 /* CONSUMER_EXPIRING: raised once the idle time reaches this share of the
  * threshold. */

@@ -7,8 +7,8 @@
 #ifndef NL_DETECT_REJECTED_H
 #define NL_DETECT_REJECTED_H
 
-#include "nl_finding.h"
-#include "nl_snapshot.h"
+#include "core/model/nl_finding.h"
+#include "core/model/nl_snapshot.h"
 
 /* The limit a stream with discard new sits at. */
 typedef enum {

@@ -1,7 +1,7 @@
 /* nl_source_text.c: the evidence and text of a SOURCE_STALLED finding. */
 #include "nl_source_text.h"
 
-#include "nl_names.h"
+#include "core/model/nl_names.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "nl_finding.h"
+#include "core/model/nl_finding.h"
 
 /* The default subject prefix, the one the research tool used. */
 #define NL_EVENT_PREFIX_DEFAULT "nats.lens.health"

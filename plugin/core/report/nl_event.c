@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/model/nl_names.h"
 #include "nl_json.h"
-#include "nl_names.h"
 
 bool nl_event_prefix_valid(const char *prefix) {
   size_t len = strlen(prefix);

@@ -10,8 +10,8 @@
 #ifndef NL_DETECT_SOURCE_H
 #define NL_DETECT_SOURCE_H
 
-#include "nl_finding.h"
-#include "nl_snapshot.h"
+#include "core/model/nl_finding.h"
+#include "core/model/nl_snapshot.h"
 
 /* How long a copy may take nothing that its origin has, or hear nothing
  * from its origin, before it counts as stalled: twice the longest time a

@@ -3,8 +3,8 @@
  * (nl_detect_rate.c), the configuration
  * classes, and the advisory evidence (nl_detect_advised.c) joined with
  * what the poll shows (see nl_detect_ext.h and docs/detectors.md). */
+#include "core/model/nl_expect.h"
 #include "nl_detect_advised.h"
-#include "nl_expect.h"
 
 #include <inttypes.h>
 #include <math.h>
