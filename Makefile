@@ -86,13 +86,16 @@ HTTP_OBJ := $(patsubst plugin/%.c,$(BUILD)/%.o,$(HTTP_SRC))
 GLUE_SRC := $(wildcard plugin/glue/*.c)
 GLUE_OBJ := $(patsubst plugin/%.c,$(BUILD)/%.o,$(GLUE_SRC))
 HEADERS := $(wildcard plugin/*/*.h plugin/core/*/*.h)
-UNIT_SRC := $(wildcard tests/unit/*.c)
-UNIT_OBJ := $(patsubst tests/unit/%.c,$(BUILD)/unit/%.o,$(UNIT_SRC))
-UNIT_BIN := $(BUILD)/unit_tests
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
+UNIT_LIB_SRC := $(wildcard tests/unit/nl_*.c)
+UNIT_LIB_OBJ := $(patsubst tests/unit/%.c,$(BUILD)/unit/%.o,$(UNIT_LIB_SRC))
+UNIT_LIB := $(BUILD)/unit/libnltest.a
+UNIT_SO := $(BUILD)/unit/libnlunit.so
 INJECT := tests/tools/nl-inject
 
-.PHONY: bench all check test unit integration demo clean format check-format \
-	check-layers fuzz fuzz-build mutate
+.PHONY: bench all check test unit unit-build integration demo clean format \
+	check-format check-layers fuzz fuzz-build mutate
 
 # nats-lens-check, the one-shot audit command (cli/), linked with the same
 # core as the plugin. With SANITIZE=1 it is built into build/san and the
@@ -144,19 +147,36 @@ $(PLUGIN): $(GLUE_OBJ) $(HTTP_OBJ) $(JSAPI_LIB) $(CORE_LIB)
 		$(JSAPI_LIB) $(CORE_LIB) $(LIBS)
 
 # The unit tests cover the core, the request-function parts of jsapi
-# (polling, paging, the advisory queue and fetch) and the REST routes.
-# Each unit test file is an object of its own, so that a change to one
-# source of the core (as each mutation of `make mutate` is) rebuilds that
-# object and relinks, rather than compiling every test again.
+# (polling, paging, the advisory queue and fetch) and the REST routes. Each
+# tests/unit/test_*.c is a binary of its own (build/unit/test_*), linked
+# with the harness library (tests/unit/nl_*.c: the runner, the fixtures and
+# the simulated world); tests/unit/run.sh runs them all.
 $(BUILD)/unit:
 	mkdir -p $@
 
 $(BUILD)/unit/%.o: tests/unit/%.c tests/unit/*.h $(HEADERS) | $(BUILD)/unit
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Iplugin -c -o $@ $<
 
-$(UNIT_BIN): $(UNIT_OBJ) $(BUILD)/http/nl_route.o $(JSAPI_LIB) $(CORE_LIB)
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $(UNIT_OBJ) \
-		$(BUILD)/http/nl_route.o $(JSAPI_LIB) $(CORE_LIB) $(LIBS) $(LDSAN)
+$(UNIT_LIB): $(UNIT_LIB_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+# What the tests cover, as one shared library the test binaries load from
+# their own folder. A change to a source of the core (as each mutation of
+# `make mutate` is) rebuilds that object and this library alone: the
+# binaries need no relinking (the library is an order-only prerequisite),
+# and a change to a header compiles the tests again.
+$(UNIT_SO): $(BUILD)/http/nl_route.o $(JSAPI_LIB) $(CORE_LIB) | $(BUILD)/unit
+	$(CC) -shared $(LDSAN) -Wl,-soname,$(notdir $@) -o $@ \
+		$(BUILD)/http/nl_route.o -Wl,--whole-archive $(JSAPI_LIB) $(CORE_LIB) \
+		-Wl,--no-whole-archive $(LIBS)
+
+$(UNIT_BINS): $(BUILD)/unit/%: $(BUILD)/unit/%.o $(UNIT_LIB) \
+		| $(UNIT_SO)
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(UNIT_LIB) -L$(BUILD)/unit \
+		-lnlunit -Wl,-rpath,'$$ORIGIN' $(LIBS) $(LDSAN)
+
+# The unit test binaries, built and not run (tests/mutate.py runs them).
+unit-build: $(UNIT_BINS)
 
 $(INJECT): tests/tools/nl_inject.c plugin/jsapi/nl_nkey.c plugin/jsapi/nl_nkey.h
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Iplugin -o $@.tmp $< \
@@ -173,16 +193,17 @@ $(BENCH_BIN): tests/bench/nl_bench.c $(JSAPI_LIB) $(CORE_LIB)
 bench: $(PLUGIN) $(BENCH_BIN) $(INJECT)
 	bash tests/bench/run_bench.sh
 
-unit: $(UNIT_BIN)
-	$(UNIT_BIN) tests/fixtures
+# Every unit test binary, with "unit: N passed, N failed" at the end.
+unit: $(UNIT_BINS)
+	NL_BUILD=$(BUILD) tests/unit/run.sh tests/fixtures
 
-test: $(PLUGIN) $(CHECK) $(UNIT_BIN) $(INJECT)
+test: $(PLUGIN) $(CHECK) $(UNIT_BINS) $(INJECT)
 	$(TEST_ENV) tests/run_all.sh
 
 # The quick proof (about 4 minutes): the unit tests and the class tests,
 # each class made to happen on a real nats-server and found by real
 # collectd (single node and a 3-node cluster).
-check: $(PLUGIN) $(CHECK) $(UNIT_BIN) $(INJECT)
+check: $(PLUGIN) $(CHECK) $(UNIT_BINS) $(INJECT)
 	$(TEST_ENV) NL_ONLY=classes tests/run_all.sh
 
 # The mutation check: breaks rules of the core one at a time (a consumer

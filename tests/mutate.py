@@ -6,9 +6,11 @@ plugin/jsapi, which the unit tests cover too) the way a careless change
 would (a consumer skipped, a comparison turned round, a clearing dropped, a
 guard against a false finding removed). The check copies the core and the
 unit tests to a scratch directory, applies one mutation at a time, builds
-the unit tests there and runs them (several at once, each in a copy of
-its own). A mutation is caught when the tests fail (or hang: 120 s). It
-prints one line per mutation and ends with
+the unit tests there and runs them with tests/unit/run.sh (several
+mutations at once, each in a copy of its own). A mutation is caught when a
+unit test fails (a test that hangs fails after 60 s, and a run is stopped
+after 120 s); its line names the first test that failed. It prints one
+line per mutation and ends with
 "N passed, N failed": a mutation the tests miss, or one whose text is no
 longer in the source (the list must follow the code), is a failure.
 """
@@ -502,8 +504,8 @@ def first_failure(out):
     return out.strip().splitlines()[-1] if out.strip() else "no output"
 
 
-BUILD = ["make", "-s", "build/unit_tests", "CFLAGS=-O0 -g"]
-TESTS = ["./build/unit_tests", "tests/fixtures"]
+BUILD = ["make", "-s", "unit-build", "CFLAGS=-O0 -g"]
+TESTS = ["tests/unit/run.sh", "tests/fixtures"]
 
 
 def scratch_copy():

@@ -109,7 +109,7 @@ for bin in $matrix; do versions+=("$bin"); done
 lanes_pid=$!
 i=${#versions[@]}
 echo "== unit tests"
-"./${NL_BUILD:-build}/unit_tests" tests/fixtures >"$log" 2>&1
+tests/unit/run.sh tests/fixtures >"$log" 2>&1
 rc=$?
 cat "$log"
 count "$rc" unit

@@ -5,6 +5,7 @@
 #include "core/nl_engine.h"
 #include "jsapi/nl_advisory_fetch.h"
 #include "jsapi/nl_advisory_queue.h"
+#include "nl_fixture.h"
 #include "nl_test.h"
 #include "nl_world.h"
 
@@ -25,7 +26,7 @@ static int parse_fixture(const char *name, const char *subject,
   return rc;
 }
 
-void test_advisory_parse_fixtures(void) {
+static void test_advisory_parse_fixtures(void) {
   nl_advisory a;
   CHECK(parse_fixture("advisory_max_deliver.json",
                       "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.S4M.C",
@@ -130,7 +131,7 @@ static void test_advisory_terminated_reasons(void) {
   CHECK(a.kind == NL_ADV_NAK && !a.removed_from_stream && a.reason[0] == '\0');
 }
 
-void test_advisory_parse_hostile(void) {
+static void test_advisory_parse_hostile(void) {
   static const char *const bad[] = {
       "",
       "{",
@@ -184,7 +185,7 @@ void test_advisory_parse_hostile(void) {
   test_advisory_terminated_reasons();
 }
 
-void test_advisory_queue_bounded(void) {
+static void test_advisory_queue_bounded(void) {
   nl_advisory_queue *q = nl_advisory_queue_create(3);
   nl_advisory a = {0};
   for (int i = 1; i <= 5; i++) {
@@ -219,7 +220,7 @@ static void declare(nl_consumer_snap *c, const char *key, const char *value) {
   CHECK(nl_consumer_snap_set_meta(c, meta, value) == 0);
 }
 
-void test_max_deliver_exhausted_from_advisory(void) {
+static void test_max_deliver_exhausted_from_advisory(void) {
   world w;
   world_init(&w, true);
   add_stream(&w, "MD");
@@ -267,7 +268,7 @@ void test_max_deliver_exhausted_from_advisory(void) {
  * allows or for a sequence it never delivered; one for a sequence
  * delivered after the latest poll waits for the next. Once max_deliver is
  * unlimited (a fix the finding names), it clears and stays clear. */
-void test_max_deliveries_claims_are_checked(void) {
+static void test_max_deliveries_claims_are_checked(void) {
   world w;
   world_init(&w, true);
   add_stream(&w, "MD");
@@ -310,7 +311,7 @@ void test_max_deliveries_claims_are_checked(void) {
   world_free(&w);
 }
 
-void test_max_deliver_exhausted_polled_lower_bound(void) {
+static void test_max_deliver_exhausted_polled_lower_bound(void) {
   world w;
   world_init(&w, true);
   add_stream(&w, "MD");
@@ -364,7 +365,7 @@ static void nak_loop(world *w, bool redelivered) {
   world_poll(w);
 }
 
-void test_nak_storm_from_advisories(void) {
+static void test_nak_storm_from_advisories(void) {
   world w;
   /* One message NAKed and redelivered again and again: a storm at the poll
    * that counts the redeliveries. */
@@ -389,7 +390,7 @@ void test_nak_storm_from_advisories(void) {
 
 /* The same NAK advisories, forged: the consumer redelivers nothing, and
  * the polls say so. No storm; the NAKs did reach the consumer's state. */
-void test_forged_nak_burst_is_not_a_storm(void) {
+static void test_forged_nak_burst_is_not_a_storm(void) {
   world w;
   nak_loop(&w, false);
   CHECK_EQ_U(w.onsets[NL_NAK_STORM], 0);
@@ -448,12 +449,12 @@ static unsigned retry_wave_onsets(unsigned per_message) {
   return n;
 }
 
-void test_retry_wave_is_not_a_storm(void) {
+static void test_retry_wave_is_not_a_storm(void) {
   CHECK_EQ_U(retry_wave_onsets(1), 0);
   CHECK_EQ_U(retry_wave_onsets(10), 1);
 }
 
-void test_bounded_nak_loop_is_not_a_storm(void) {
+static void test_bounded_nak_loop_is_not_a_storm(void) {
   CHECK_EQ_U(bounded_loop_onsets(3), 0);
   CHECK_EQ_U(bounded_loop_onsets(-1), 1);
 }
@@ -461,7 +462,7 @@ void test_bounded_nak_loop_is_not_a_storm(void) {
 /* A DELETED advisory is a claim: it clears nothing (a forged one would
  * clear a real finding); the next poll that no longer lists the consumer
  * does, and one that still lists it keeps the finding. */
-void test_deleted_advisory_is_a_claim(void) {
+static void test_deleted_advisory_is_a_claim(void) {
   world w;
   world_init(&w, true);
   add_stream(&w, "AN");
@@ -488,7 +489,7 @@ void test_deleted_advisory_is_a_claim(void) {
   world_free(&w);
 }
 
-void test_config_classes_follow_audit(void) {
+static void test_config_classes_follow_audit(void) {
   world w;
   world_init(&w, true);
   add_stream(&w, "S");
@@ -556,7 +557,7 @@ void test_config_classes_follow_audit(void) {
  * ack-none consumer (an ordered read, a key-value watcher: R1 in memory by
  * design), mem_storage on a memory stream, and every consumer of an R1
  * stream. A consumer announced by a CREATED advisory is raised at once. */
-void test_consumer_single_replica(void) {
+static void test_consumer_single_replica(void) {
   world w;
   world_init(&w, true);
   nl_stream_snap *r3 = add_stream(&w, "R3");
@@ -634,7 +635,7 @@ void test_consumer_single_replica(void) {
   world_free(&w);
 }
 
-void test_interest_no_consumers(void) {
+static void test_interest_no_consumers(void) {
   world w;
   world_init(&w, true);
   nl_stream_snap *empty = add_stream(&w, "IN");
@@ -695,7 +696,7 @@ void test_interest_no_consumers(void) {
 /* An interest stream created a poll before its consumers (every deploy)
  * raises nothing, and the scenario ran: the stream was polled empty and
  * then with its consumers receiving. */
-void test_interest_stream_before_its_consumers_is_silent(void) {
+static void test_interest_stream_before_its_consumers_is_silent(void) {
   world w;
   world_init(&w, true);
   nl_stream_snap *s = add_stream(&w, "INEW");
@@ -721,7 +722,7 @@ void test_interest_stream_before_its_consumers_is_silent(void) {
  * a lower delivered.consumer_seq (state not yet written): its history is
  * reset, what it received in the interval is unknown, and publishes it
  * took are not "dropped". */
-void test_interest_consumer_reset_is_not_a_drop(void) {
+static void test_interest_consumer_reset_is_not_a_drop(void) {
   world w;
   world_init(&w, true);
   nl_stream_snap *s = add_stream(&w, "INR");
@@ -753,7 +754,7 @@ void test_interest_consumer_reset_is_not_a_drop(void) {
   world_free(&w);
 }
 
-void test_single_replica_and_unobservable(void) {
+static void test_single_replica_and_unobservable(void) {
   world w;
   world_init(&w, true);
   add_stream(&w, "LOCAL"); /* Single server: no cluster. */
@@ -818,7 +819,7 @@ static void hold_messages(nl_stream_snap *s, uint64_t msgs, uint64_t size,
  * room, discard old at its limit, a write-once stream, one declared full
  * by design; the size limit needs two polls with nothing stored between
  * them. */
-void test_publish_rejected_limits(void) {
+static void test_publish_rejected_limits(void) {
   world w;
   world_init(&w, true);
   nl_stream_snap *m = add_discard_new(&w, "M");
@@ -898,7 +899,7 @@ void test_publish_rejected_limits(void) {
  * stores a message that then evicts the oldest (seen on 2.9.10: 20
  * messages of 40 bytes into a 1000-byte stream, all taken). A declaration
  * that cannot be read is said in the finding and declares nothing. */
-void test_publish_rejected_taking_is_not_refusing(void) {
+static void test_publish_rejected_taking_is_not_refusing(void) {
   world w;
   world_init(&w, true);
   nl_stream_snap *b = add_discard_new(&w, "B");
@@ -930,7 +931,7 @@ void test_publish_rejected_taking_is_not_refusing(void) {
 /* Hold and clear: a work queue whose consumers make room for a moment
  * keeps one finding; drained below its limit for good, it clears after
  * the clearing hold. */
-void test_publish_rejected_hold_and_clear(void) {
+static void test_publish_rejected_hold_and_clear(void) {
   world w;
   world_init(&w, true);
   nl_stream_snap *q = add_discard_new(&w, "WQ");
@@ -954,7 +955,7 @@ void test_publish_rejected_hold_and_clear(void) {
   world_free(&w);
 }
 
-void test_push_unbound(void) {
+static void test_push_unbound(void) {
   world w;
   world_init(&w, true);
   nl_stream_snap *s = add_stream(&w, "PU");
@@ -1007,7 +1008,7 @@ static void consumer_at(nl_stream_snap *s, nl_consumer_snap *c,
   s->msgs = s->last_seq - s->first_seq + 1;
 }
 
-void test_retention_risk_forecast(void) {
+static void test_retention_risk_forecast(void) {
   world w;
   world_init(&w, true);
   nl_stream_snap *s = add_stream(&w, "RR");
@@ -1046,7 +1047,7 @@ void test_retention_risk_forecast(void) {
 
 /* A stalled consumer of a max_age stream: its oldest unreceived message
  * ages in real time, bounded from below by the stream's sequence clock. */
-void test_retention_risk_max_age(void) {
+static void test_retention_risk_max_age(void) {
   world w;
   world_init(&w, true);
   nl_stream_snap *s = add_stream(&w, "RA");
@@ -1076,7 +1077,7 @@ void test_retention_risk_max_age(void) {
 /* Healthy look-alikes of retention risk, each polled for two minutes once
  * a second: none may raise RETENTION_RISK. Each also checks that its
  * consumers were observed with the backlog the case is about. */
-void test_retention_risk_healthy_are_silent(void) {
+static void test_retention_risk_healthy_are_silent(void) {
   world w;
   world_init(&w, true);
   /* A work queue limited to 500 messages: four workers ack out of order,
@@ -1147,7 +1148,7 @@ void test_retention_risk_healthy_are_silent(void) {
 /* A real lag whose rise breaks for a moment every 40 s (the consumer
  * catches up a little, then falls behind again) for two minutes: the
  * hold keeps one finding instead of a raise and a clear per cycle. */
-void test_retention_risk_does_not_flap(void) {
+static void test_retention_risk_does_not_flap(void) {
   world w;
   world_init(&w, true);
   nl_stream_snap *s = add_stream(&w, "FL");
@@ -1186,7 +1187,7 @@ static void check_retries_silent(world *w, const char *stream,
  * error) and acks it when it comes back; ack_wait is 30 s. Half its
  * deliveries are redeliveries, but none can be an expiry: every message
  * outstanding was delivered within the last two seconds. */
-void test_nak_with_delay_is_not_ack_wait(void) {
+static void test_nak_with_delay_is_not_ack_wait(void) {
   world w;
   world_init(&w, false);
   nl_stream_snap *s = add_stream(&w, "ND");
@@ -1251,7 +1252,7 @@ static unsigned long_nak_delay_onsets(bool advisories, uint64_t *redelivered) {
  * explained, the rest are far more than expiry could make. Not
  * ACK_WAIT_VIOLATION (a partial explanation once made the rest look like
  * expiry). */
-void test_nak_retries_with_late_advisories_are_not_ack_wait(void) {
+static void test_nak_retries_with_late_advisories_are_not_ack_wait(void) {
   world w;
   world_init(&w, false);
   nl_stream_snap *s = add_stream(&w, "NR");
@@ -1285,7 +1286,7 @@ void test_nak_retries_with_late_advisories_are_not_ack_wait(void) {
   check_retries_silent(&w, "NR", 500);
 }
 
-void test_nak_advisories_explain_redeliveries(void) {
+static void test_nak_advisories_explain_redeliveries(void) {
   uint64_t polled_only = 0, with_advisories = 0;
   CHECK(long_nak_delay_onsets(false, &polled_only) >= 1);
   CHECK_EQ_U(long_nak_delay_onsets(true, &with_advisories), 0);
@@ -1325,7 +1326,7 @@ static void world_list_uo(world *w) {
  * answer) raises CONSUMER_UNOBSERVABLE; its consumers are kept with their
  * findings and counted, never cleared as deleted; its other stream-level
  * findings hold. Once listed again, the finding clears. */
-void test_missing_stream_is_unobservable(void) {
+static void test_missing_stream_is_unobservable(void) {
   world w;
   world_with_r1_stream(&w);
   CHECK(active_for(&w, "UO", NULL, NL_STREAM_SINGLE_REPLICA));
@@ -1366,7 +1367,7 @@ void test_missing_stream_is_unobservable(void) {
  * was lost) raises nothing, but its consumer is kept and counted
  * unobservable for that poll. Neither does a routine failover that hides
  * it for 4 s of 1 s polls; 10 s of them do. */
-void test_one_unobservable_poll_is_not_a_finding(void) {
+static void test_one_unobservable_poll_is_not_a_finding(void) {
   world w;
   world_with_r1_stream(&w);
   world_unlist_uo(&w, true);
@@ -1399,7 +1400,7 @@ void test_one_unobservable_poll_is_not_a_finding(void) {
  * clustered server omits a stream whose servers are all offline) is
  * unobservable, not deleted: CONSUMER_UNOBSERVABLE fires for it and its
  * consumers and findings are kept. */
-void test_short_stream_list_keeps_unlisted(void) {
+static void test_short_stream_list_keeps_unlisted(void) {
   world w;
   world_with_r1_stream(&w);
   world_unlist_uo(&w, false);
@@ -1448,7 +1449,7 @@ static void world_ack(world *w, const char *stream, const char *consumer,
  * recommended ack_wait of 1.5 x P99 when that is more than the polled
  * value, with the derivation in the text; otherwise the polled value
  * stays and the text says why the samples are lower. */
-void test_ack_samples_p99(void) {
+static void test_ack_samples_p99(void) {
   world w;
   world_init(&w, false);
   add_stream(&w, "S");
@@ -1564,7 +1565,7 @@ static int fake_info(void *ctx, const char *subject, const char *payload,
  * classes at once; a consumer already held, or one that cannot be read,
  * changes nothing; the next poll holds the finding without a second
  * onset. */
-void test_created_consumer_refresh(void) {
+static void test_created_consumer_refresh(void) {
   world w;
   world_init(&w, true);
   int calls = 0;
@@ -1610,7 +1611,7 @@ void test_created_consumer_refresh(void) {
  * a stream 10 minutes after its last listing, so it holds at most the
  * streams of the last 10 minutes (61 polls) however long it runs, and
  * finds each listed stream by name. */
-void test_stream_churn_is_forgotten(void) {
+static void test_stream_churn_is_forgotten(void) {
   world w;
   world_init(&w, true);
   static char names[MAX_OBJ][32];
@@ -1657,7 +1658,7 @@ static const nl_finding *held_for(world *w, const char *stream,
  * ack_wait, a consumer without one and an AckNone consumer stay silent;
  * the check command's engine (configuration classes off) leaves it to its
  * audit rule. */
-void test_declared_processing_raises_ack_wait(void) {
+static void test_declared_processing_raises_ack_wait(void) {
   world w;
   world_init(&w, true);
   add_stream(&w, "DP");
@@ -1758,7 +1759,7 @@ static void expiry_poll(world *w, nl_stream_snap *s, nl_consumer_snap *c,
  * from the declaration at the first poll is the same finding, one onset;
  * a few long tasks on a declaring consumer are that ACK_WAIT_VIOLATION,
  * never MISSING_PROGRESS beside it. */
-void test_declared_processing_with_redeliveries(void) {
+static void test_declared_processing_with_redeliveries(void) {
   for (int on = 0; on <= 1; on++) {
     world w;
     world_init(&w, on);
@@ -1828,7 +1829,7 @@ void test_declared_processing_with_redeliveries(void) {
  * and is told again only when it changes to another unreadable value or
  * is broken again after a readable one. Nothing is told with the
  * configuration classes off. */
-void test_bad_declaration_told_once(void) {
+static void test_bad_declaration_told_once(void) {
   world w;
   world_init(&w, true);
   add_stream(&w, "DB");
@@ -1875,3 +1876,45 @@ void test_bad_declaration_told_once(void) {
   CHECK_EQ_U(w.told, 0);
   world_free(&w);
 }
+
+static const nl_test_case tests[] = {
+    NL_TEST(test_advisory_parse_fixtures),
+    NL_TEST(test_advisory_parse_hostile),
+    NL_TEST(test_advisory_queue_bounded),
+    NL_TEST(test_max_deliver_exhausted_from_advisory),
+    NL_TEST(test_max_deliveries_claims_are_checked),
+    NL_TEST(test_max_deliver_exhausted_polled_lower_bound),
+    NL_TEST(test_nak_storm_from_advisories),
+    NL_TEST(test_forged_nak_burst_is_not_a_storm),
+    NL_TEST(test_bounded_nak_loop_is_not_a_storm),
+    NL_TEST(test_retry_wave_is_not_a_storm),
+    NL_TEST(test_deleted_advisory_is_a_claim),
+    NL_TEST(test_config_classes_follow_audit),
+    NL_TEST(test_interest_no_consumers),
+    NL_TEST(test_interest_stream_before_its_consumers_is_silent),
+    NL_TEST(test_interest_consumer_reset_is_not_a_drop),
+    NL_TEST(test_single_replica_and_unobservable),
+    NL_TEST(test_publish_rejected_limits),
+    NL_TEST(test_consumer_single_replica),
+    NL_TEST(test_publish_rejected_taking_is_not_refusing),
+    NL_TEST(test_publish_rejected_hold_and_clear),
+    NL_TEST(test_push_unbound),
+    NL_TEST(test_retention_risk_forecast),
+    NL_TEST(test_retention_risk_max_age),
+    NL_TEST(test_retention_risk_healthy_are_silent),
+    NL_TEST(test_retention_risk_does_not_flap),
+    NL_TEST(test_nak_with_delay_is_not_ack_wait),
+    NL_TEST(test_nak_advisories_explain_redeliveries),
+    NL_TEST(test_nak_retries_with_late_advisories_are_not_ack_wait),
+    NL_TEST(test_stream_churn_is_forgotten),
+    NL_TEST(test_missing_stream_is_unobservable),
+    NL_TEST(test_one_unobservable_poll_is_not_a_finding),
+    NL_TEST(test_short_stream_list_keeps_unlisted),
+    NL_TEST(test_ack_samples_p99),
+    NL_TEST(test_created_consumer_refresh),
+    NL_TEST(test_declared_processing_raises_ack_wait),
+    NL_TEST(test_declared_processing_with_redeliveries),
+    NL_TEST(test_bad_declaration_told_once),
+};
+
+NL_TEST_MAIN(tests)

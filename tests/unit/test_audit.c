@@ -73,7 +73,7 @@ static const nl_audit_finding *find(const nl_audit_result *r,
   return hit;
 }
 
-void test_audit_good_configs_are_silent(void) {
+static void test_audit_good_configs_are_silent(void) {
   nl_snapshot_set set = {0};
   size_t s = add_stream(&set, "GOOD");
   add_consumer(&set, s, "plain");
@@ -145,7 +145,7 @@ void test_audit_good_configs_are_silent(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_audit_ack_none(void) {
+static void test_audit_ack_none(void) {
   nl_snapshot_set set = {0};
   size_t s = add_stream(&set, "S");
   nl_consumer_snap *c = add_consumer(&set, s, "fire_and_forget");
@@ -165,7 +165,7 @@ void test_audit_ack_none(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_audit_ack_all_parallel(void) {
+static void test_audit_ack_all_parallel(void) {
   nl_snapshot_set set = {0};
   size_t s = add_stream(&set, "S");
   nl_consumer_snap *c = add_consumer(&set, s, "maybe");
@@ -223,7 +223,7 @@ void test_audit_ack_all_parallel(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_audit_max_deliver(void) {
+static void test_audit_max_deliver(void) {
   nl_snapshot_set set = {0};
   size_t s = add_stream(&set, "S");
   nl_consumer_snap *c = add_consumer(&set, s, "unlimited");
@@ -271,7 +271,7 @@ void test_audit_max_deliver(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_audit_max_ack_pending_tiny(void) {
+static void test_audit_max_ack_pending_tiny(void) {
   nl_snapshot_set set = {0};
   size_t s = add_stream(&set, "S");
   nl_consumer_snap *c = add_consumer(&set, s, "five");
@@ -308,7 +308,7 @@ void test_audit_max_ack_pending_tiny(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_audit_ack_wait_below_processing(void) {
+static void test_audit_ack_wait_below_processing(void) {
   nl_snapshot_set set = {0};
   size_t s = add_stream(&set, "S");
   nl_consumer_snap *c = add_consumer(&set, s, "short");
@@ -346,7 +346,7 @@ void test_audit_ack_wait_below_processing(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_audit_interest_no_consumers(void) {
+static void test_audit_interest_no_consumers(void) {
   nl_snapshot_set set = {0};
   size_t s = add_stream(&set, "EVENTS");
   set.streams[s].retention = NL_RETENTION_INTEREST;
@@ -366,7 +366,7 @@ void test_audit_interest_no_consumers(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_audit_retention_below_backlog(void) {
+static void test_audit_retention_below_backlog(void) {
   nl_snapshot_set set = {0};
   /* 300 published into max_msgs 100: 200 evicted unread. */
   size_t s = add_stream(&set, "LOST");
@@ -419,7 +419,7 @@ void test_audit_retention_below_backlog(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_audit_r1_on_cluster(void) {
+static void test_audit_r1_on_cluster(void) {
   nl_snapshot_set set = {0};
   size_t s = add_stream(&set, "ONE");
   set.streams[s].cluster = strdup("east");
@@ -437,7 +437,7 @@ void test_audit_r1_on_cluster(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_audit_push_no_heartbeat(void) {
+static void test_audit_push_no_heartbeat(void) {
   nl_snapshot_set set = {0};
   size_t s = add_stream(&set, "S");
   nl_consumer_snap *c = add_consumer(&set, s, "push");
@@ -453,7 +453,7 @@ void test_audit_push_no_heartbeat(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_audit_invalid_expectation(void) {
+static void test_audit_invalid_expectation(void) {
   nl_snapshot_set set = {0};
   size_t s = add_stream(&set, "S");
   nl_consumer_snap *c = add_consumer(&set, s, "typo");
@@ -480,7 +480,7 @@ void test_audit_invalid_expectation(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_audit_unobservable_and_selection(void) {
+static void test_audit_unobservable_and_selection(void) {
   nl_snapshot_set set = {0};
   size_t s = add_stream(&set, "PARTIAL");
   set.streams[s].consumers_complete = false;
@@ -500,7 +500,7 @@ void test_audit_unobservable_and_selection(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_audit_subject_capture(void) {
+static void test_audit_subject_capture(void) {
   nl_stream_snap s = {0};
   char *subjects[] = {"a.*.c", "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>",
                       "x"};
@@ -523,7 +523,7 @@ void test_audit_subject_capture(void) {
   CHECK(!nl_stream_captures(&s, "a"));
 }
 
-void test_audit_class_names(void) {
+static void test_audit_class_names(void) {
   for (int i = 0; i < NL_AUDIT_CLASS_COUNT; i++) {
     const char *n = nl_audit_class_name((nl_audit_class)i);
     CHECK(strcmp(n, "UNKNOWN") != 0);
@@ -541,7 +541,7 @@ void test_audit_class_names(void) {
 /* Every audit rule the plugin raises as a class has the class's severity,
  * so that the plugin and nats-lens-check never disagree; a stream reported
  * missing by STREAM.LIST is UNOBSERVABLE. */
-void test_audit_severity_matches_plugin_class(void) {
+static void test_audit_severity_matches_plugin_class(void) {
   nl_snapshot_set set = {0};
   size_t s = add_stream(&set, "S");
   set.streams[s].cluster = strdup("C1"); /* R1 on a cluster. */
@@ -576,3 +576,23 @@ void test_audit_severity_matches_plugin_class(void) {
   nl_audit_result_free(&r);
   nl_snapshot_set_clear(&set);
 }
+
+static const nl_test_case tests[] = {
+    NL_TEST(test_audit_good_configs_are_silent),
+    NL_TEST(test_audit_ack_none),
+    NL_TEST(test_audit_ack_all_parallel),
+    NL_TEST(test_audit_max_deliver),
+    NL_TEST(test_audit_max_ack_pending_tiny),
+    NL_TEST(test_audit_ack_wait_below_processing),
+    NL_TEST(test_audit_interest_no_consumers),
+    NL_TEST(test_audit_retention_below_backlog),
+    NL_TEST(test_audit_r1_on_cluster),
+    NL_TEST(test_audit_push_no_heartbeat),
+    NL_TEST(test_audit_invalid_expectation),
+    NL_TEST(test_audit_unobservable_and_selection),
+    NL_TEST(test_audit_subject_capture),
+    NL_TEST(test_audit_class_names),
+    NL_TEST(test_audit_severity_matches_plugin_class),
+};
+
+NL_TEST_MAIN(tests)

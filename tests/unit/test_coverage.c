@@ -49,7 +49,7 @@ static void report(nl_coverage *c, int64_t t, const char *judge,
 /* R3: the leader's agent dies while the server still leads: the copies
  * are still reported, nobody judges: unobservable after two intervals,
  * naming the host that last judged it; judged again once h2 leads. */
-void test_coverage_agent_down(void) {
+static void test_coverage_agent_down(void) {
   nl_coverage *c = nl_coverage_create(2);
   const char *copies[] = {"h2", "h3", NULL};
   const char *all[] = {"h1", "h2", "h3", NULL}, *two[] = {"h2", "h3", NULL};
@@ -89,7 +89,7 @@ void test_coverage_agent_down(void) {
 /* A leader move from h1 to h2 with a poll's gap: never unobservable. An
  * R1 consumer whose only host goes silent is. A consumer deleted while
  * every host still sends is forgotten without a word. */
-void test_coverage_move_r1_deleted(void) {
+static void test_coverage_move_r1_deleted(void) {
   nl_coverage *c = nl_coverage_create(2);
   const char *all[] = {"h1", "h2", "h3", NULL};
   const char *h2h3[] = {"h2", "h3", NULL}, *h1h3[] = {"h1", "h3", NULL};
@@ -134,7 +134,7 @@ void test_coverage_move_r1_deleted(void) {
 /* The leader moves to a server whose agent is down: the old leader's agent
  * is alive and reports a copy (0), nobody judges it: unobservable, though
  * the host that last judged it still sends. */
-void test_coverage_moved_to_silent_agent(void) {
+static void test_coverage_moved_to_silent_agent(void) {
   nl_coverage *c = nl_coverage_create(2);
   const char *h1h3[] = {"h1", "h3", NULL};
   const char *h3[] = {"h3", NULL};
@@ -152,3 +152,11 @@ void test_coverage_moved_to_silent_agent(void) {
   CHECK_EQ_U(ch.gone, 0);
   nl_coverage_free(c);
 }
+
+static const nl_test_case tests[] = {
+    NL_TEST(test_coverage_agent_down),
+    NL_TEST(test_coverage_move_r1_deleted),
+    NL_TEST(test_coverage_moved_to_silent_agent),
+};
+
+NL_TEST_MAIN(tests)

@@ -130,7 +130,7 @@ static int sim_polls_to_clear(sim *s, nl_class cls, int msgs, int limit) {
   return polls;
 }
 
-void test_healthy_no_findings(void) {
+static void test_healthy_no_findings(void) {
   sim s;
   sim_init(&s);
   for (int i = 0; i < 120; i++) {
@@ -141,7 +141,7 @@ void test_healthy_no_findings(void) {
   sim_free(&s);
 }
 
-void test_busy_long_ack_wait_not_missing_progress(void) {
+static void test_busy_long_ack_wait_not_missing_progress(void) {
   /* The research tool fires MISSING_PROGRESS at ack-pending ratio >= 0.9
    * with ack_wait > 30 s. A busy consumer without redeliveries is healthy. */
   sim s;
@@ -171,7 +171,7 @@ static void ack_wait_step(sim *s) {
   c->num_pending = 20;
 }
 
-void test_ack_wait_violation_fires_and_clears(void) {
+static void test_ack_wait_violation_fires_and_clears(void) {
   sim s;
   sim_init(&s);
   s.consumer.ack_wait_ns = 2 * SEC;
@@ -205,7 +205,7 @@ void test_ack_wait_violation_fires_and_clears(void) {
   sim_free(&s);
 }
 
-void test_ack_wait_counts_redeliveries_acked_between_polls(void) {
+static void test_ack_wait_counts_redeliveries_acked_between_polls(void) {
   /* num_redelivered is a gauge: redelivered messages acked before the next
    * poll leave it at 0. The redeliveries still count. */
   sim s;
@@ -222,7 +222,7 @@ void test_ack_wait_counts_redeliveries_acked_between_polls(void) {
   sim_free(&s);
 }
 
-void test_ack_wait_with_polls_much_shorter_than_ack_wait(void) {
+static void test_ack_wait_with_polls_much_shorter_than_ack_wait(void) {
   /* ack_wait 30 s, polls every second, expiries spread over every interval:
    * the repeat must still be recognised (redelivery slots span more than
    * ack_wait + one interval). */
@@ -239,7 +239,7 @@ void test_ack_wait_with_polls_much_shorter_than_ack_wait(void) {
   sim_free(&s);
 }
 
-void test_ack_wait_seen_when_redelivery_lifts_consumer_floor(void) {
+static void test_ack_wait_seen_when_redelivery_lifts_consumer_floor(void) {
   /* ack_wait 30 s, polls every second, 200 messages outstanding for longer
    * than ack_wait. The server's ack floor consumer sequence is the lowest
    * outstanding stream sequence's latest delivery less one: after that
@@ -260,7 +260,7 @@ void test_ack_wait_seen_when_redelivery_lifts_consumer_floor(void) {
   sim_free(&s);
 }
 
-void test_single_redelivery_is_not_a_finding(void) {
+static void test_single_redelivery_is_not_a_finding(void) {
   sim s;
   sim_init(&s);
   healthy_step(&s, 5);
@@ -277,7 +277,7 @@ void test_single_redelivery_is_not_a_finding(void) {
   sim_free(&s);
 }
 
-void test_crash_redelivery_burst_is_not_a_finding(void) {
+static void test_crash_redelivery_burst_is_not_a_finding(void) {
   /* A worker died holding 8 messages; they expire together once and are
    * redelivered to another worker. That is the guarantee working. */
   sim s;
@@ -299,7 +299,7 @@ void test_crash_redelivery_burst_is_not_a_finding(void) {
   sim_free(&s);
 }
 
-void test_crash_redeliveries_spread_over_polls(void) {
+static void test_crash_redeliveries_spread_over_polls(void) {
   /* Workers died holding messages delivered over 2 s: the orphans expire
    * over 2 s too (ack_wait 5 s), seen in three polls. Still one episode. */
   sim s;
@@ -336,7 +336,7 @@ static void nak_step(sim *s) {
 /* The same NAK loop on a consumer whose max_deliver (5) bounds it: each
  * message cycles at most 5 times and is then exhausted, which is
  * MAX_DELIVER_EXHAUSTED's business; no NAK_STORM by polling. */
-void test_bounded_nak_loop_polled_is_not_a_storm(void) {
+static void test_bounded_nak_loop_polled_is_not_a_storm(void) {
   sim s;
   sim_init(&s);
   s.consumer.max_deliver = 5;
@@ -357,7 +357,7 @@ void test_bounded_nak_loop_polled_is_not_a_storm(void) {
  * millisecond off: the same consumer, whose history and findings go on
  * (a MAX_PENDING_THROTTLE whose condition stands is not cleared and raised
  * again, and the redelivery counts are not lost). */
-void test_restored_creation_time_is_the_same_consumer(void) {
+static void test_restored_creation_time_is_the_same_consumer(void) {
   sim s;
   sim_init(&s);
   s.consumer.max_ack_pending = 5;
@@ -383,7 +383,7 @@ void test_restored_creation_time_is_the_same_consumer(void) {
   sim_free(&s);
 }
 
-void test_nak_storm_needs_two_intervals(void) {
+static void test_nak_storm_needs_two_intervals(void) {
   sim s;
   sim_init(&s);
   healthy_step(&s, 5);
@@ -408,7 +408,7 @@ void test_nak_storm_needs_two_intervals(void) {
   sim_free(&s);
 }
 
-void test_transient_nak_is_not_a_storm(void) {
+static void test_transient_nak_is_not_a_storm(void) {
   sim s;
   sim_init(&s);
   healthy_step(&s, 5);
@@ -451,7 +451,7 @@ static void long_task_step(sim *s, unsigned n, unsigned again,
   sim_poll(s);
 }
 
-void test_missing_progress_long_task(void) {
+static void test_missing_progress_long_task(void) {
   /* ack_wait 2 s; stream sequence 101 is a long task without in-progress
    * acks: redelivered every 2 s while later messages are acked. */
   sim s;
@@ -498,7 +498,7 @@ void test_missing_progress_long_task(void) {
  * nothing, and the redeliveries within one delay and two polls of the gap
  * may be the clients' orphans: the rounds after those must recur again,
  * so the finding comes at poll 15 (not 6 as without the gap). */
-void test_gap_starts_a_new_regime(void) {
+static void test_gap_starts_a_new_regime(void) {
   sim s;
   long_task_init(&s, 0);
   for (int i = 0; i < 20; i++) {
@@ -571,12 +571,12 @@ static void restored_floor_run(bool gap_seen, bool delivered_back) {
   sim_free(&s);
 }
 
-void test_restored_floor_after_gap_is_not_stuck(void) {
+static void test_restored_floor_after_gap_is_not_stuck(void) {
   restored_floor_run(true, false);
   restored_floor_run(true, true);
 }
 
-void test_restored_floor_moving_back_is_not_stuck(void) {
+static void test_restored_floor_moving_back_is_not_stuck(void) {
   restored_floor_run(false, false);
   restored_floor_run(false, true);
 }
@@ -617,7 +617,7 @@ static void restored_floor_naks_run(bool gap_seen) {
   sim_free(&s);
 }
 
-void test_restored_floor_nak_retries_are_no_storm(void) {
+static void test_restored_floor_nak_retries_are_no_storm(void) {
   restored_floor_naks_run(true);
   restored_floor_naks_run(false);
 }
@@ -662,12 +662,12 @@ static int restart_then_crash_run(bool gap_seen) {
   return onsets;
 }
 
-void test_restart_then_crash_is_no_repeat(void) {
+static void test_restart_then_crash_is_no_repeat(void) {
   CHECK_EQ_U(restart_then_crash_run(true), 0);
   CHECK_EQ_U(restart_then_crash_run(false), 1);
 }
 
-void test_overlapping_long_tasks_are_missing_progress(void) {
+static void test_overlapping_long_tasks_are_missing_progress(void) {
   /* ack_wait 2 s, 30 messages a second, a long task every 3 s that runs
    * 7 s: the floor moves from one long task to the next every 3 s, so no
    * single stuck period reaches 2 x ack_wait, but expiry redeliveries
@@ -690,7 +690,7 @@ void test_overlapping_long_tasks_are_missing_progress(void) {
   sim_free(&s);
 }
 
-void test_slow_processing_with_standing_floor_is_ack_wait(void) {
+static void test_slow_processing_with_standing_floor_is_ack_wait(void) {
   /* ack_wait 2 s, workers each taking 4 s, acking out of order: the floor
    * stands for 8 s at a time with later messages acked. Every message is
    * delivered twice, so redeliveries are half the deliveries: that is
@@ -727,7 +727,7 @@ void test_slow_processing_with_standing_floor_is_ack_wait(void) {
  * one below it on the others, never more than 20 polls in a row either
  * way) gives one onset and no clearing; 30 s below the cap clears it
  * once. */
-void test_threshold_hover_gives_one_onset(void) {
+static void test_threshold_hover_gives_one_onset(void) {
   sim s;
   sim_init(&s);
   nl_consumer_snap *c = &s.consumer;
@@ -776,7 +776,7 @@ static nl_consumer_snap *sim_throttled(sim *s) {
   return c;
 }
 
-void test_max_pending_throttle(void) {
+static void test_max_pending_throttle(void) {
   sim s;
   nl_consumer_snap *c = sim_throttled(&s);
   sim_poll(&s);
@@ -803,7 +803,7 @@ void test_max_pending_throttle(void) {
 /* A throttle already standing when collectd starts: its condition is
  * dated by the consumer's last delivery (the server's own time), earlier
  * than the plugin's onset; a later redelivery does not move it. */
-void test_max_pending_condition_since(void) {
+static void test_max_pending_condition_since(void) {
   sim s;
   nl_consumer_snap *c = sim_throttled(&s);
   int64_t stalled = s.t - 600 * SEC;
@@ -827,7 +827,7 @@ void test_max_pending_condition_since(void) {
   sim_free(&s2);
 }
 
-void test_max_pending_boundaries(void) {
+static void test_max_pending_boundaries(void) {
   sim s;
   sim_init(&s);
   nl_consumer_snap *c = &s.consumer;
@@ -845,7 +845,7 @@ void test_max_pending_boundaries(void) {
   sim_free(&s);
 }
 
-void test_sequence_gap_never_acked(void) {
+static void test_sequence_gap_never_acked(void) {
   /* max_msgs 100, 300 published, the consumer never fetched: sequences
    * 1-200 are gone. The research tool misses this (ack floor 0). */
   sim s;
@@ -890,7 +890,7 @@ void test_sequence_gap_never_acked(void) {
   sim_free(&s);
 }
 
-void test_sequence_gap_skipped_within_interval(void) {
+static void test_sequence_gap_skipped_within_interval(void) {
   /* The consumer was at 10; eviction moved the head to 200 and the consumer
    * read 200-205 before the next poll. At least 190 - 6 were lost. */
   sim s;
@@ -910,7 +910,7 @@ void test_sequence_gap_skipped_within_interval(void) {
   sim_free(&s);
 }
 
-void test_sequence_gap_not_for_idle_filtered_consumer(void) {
+static void test_sequence_gap_not_for_idle_filtered_consumer(void) {
   /* A filtered consumer whose subject is idle sits behind first_seq while
    * other subjects are evicted: nothing of its own was lost. */
   sim s;
@@ -927,7 +927,7 @@ void test_sequence_gap_not_for_idle_filtered_consumer(void) {
   sim_free(&s);
 }
 
-void test_sequence_gap_not_for_floor_behind_first_seq(void) {
+static void test_sequence_gap_not_for_floor_behind_first_seq(void) {
   /* WorkQueue: acked messages leave the stream, so first_seq passes the ack
    * floor (out-of-order acks) with nothing lost. */
   sim s;
@@ -943,7 +943,7 @@ void test_sequence_gap_not_for_floor_behind_first_seq(void) {
   sim_free(&s);
 }
 
-void test_sequence_gap_filtered_by_num_pending(void) {
+static void test_sequence_gap_filtered_by_num_pending(void) {
   /* Filtered consumer: num_pending fell by 80 while only 5 were delivered. */
   sim s;
   sim_init(&s);
@@ -960,7 +960,7 @@ void test_sequence_gap_filtered_by_num_pending(void) {
   sim_free(&s);
 }
 
-void test_recreated_consumer_resets_history(void) {
+static void test_recreated_consumer_resets_history(void) {
   /* Deleted and recreated between polls: counters jump back. No finding. */
   sim s;
   sim_init(&s);
@@ -985,7 +985,7 @@ void test_recreated_consumer_resets_history(void) {
   sim_free(&s);
 }
 
-void test_deleted_consumer_clears_findings(void) {
+static void test_deleted_consumer_clears_findings(void) {
   sim s;
   sim_init(&s);
   s.consumer.max_ack_pending = 5;
@@ -1003,7 +1003,7 @@ void test_deleted_consumer_clears_findings(void) {
   sim_free(&s);
 }
 
-void test_unlisted_consumer_of_incomplete_stream_is_kept(void) {
+static void test_unlisted_consumer_of_incomplete_stream_is_kept(void) {
   sim s;
   sim_init(&s);
   s.consumer.max_ack_pending = 5;
@@ -1023,7 +1023,7 @@ void test_unlisted_consumer_of_incomplete_stream_is_kept(void) {
 }
 
 /* The onsets of the last hour: counted per minute, older ones age out. */
-void test_onset_rate_last_hour(void) {
+static void test_onset_rate_last_hour(void) {
   nl_onset_rate r = {0};
   const int64_t min = 60 * SEC;
   CHECK_EQ_U(nl_onset_rate_last_hour(&r, 0), 0);
@@ -1080,7 +1080,7 @@ static bool throttled_finding(const char *stream, const char *consumer,
  * quotes in a stream of 255 bytes gets its whole command; a name the nats
  * CLI would take for an option ("--help") or one with a control character
  * gets none, and the recommendation says why. */
-void test_fix_command_names(void) {
+static void test_fix_command_names(void) {
   char stream[256], consumer[256];
   memset(stream, 'S', 255);
   stream[255] = '\0';
@@ -1109,7 +1109,7 @@ void test_fix_command_names(void) {
 /* A consumer paused by its operator (nats-server 2.11+: "paused" until its
  * pause_until) at its cap with messages waiting: no MAX_PENDING_THROTTLE
  * while the pause lasts; the same consumer resumed is throttled. */
-void test_paused_consumer(void) {
+static void test_paused_consumer(void) {
   sim s;
   nl_consumer_snap *c = sim_throttled(&s);
   c->paused = true;
@@ -1150,7 +1150,7 @@ static void sim_init_skipped(sim *s) {
   s->consumer.delivered_stream_seq = 9;
 }
 
-void test_sequence_gap_not_for_unstored(void) {
+static void test_sequence_gap_not_for_unstored(void) {
   /* nats-server 2.10.16: an interest stream that dropped its messages for
    * want of a consumer reads first_seq = last_seq = 10 with no message,
    * and a consumer created on it starts at 9. Sequence 10 was never
@@ -1190,7 +1190,7 @@ void test_sequence_gap_not_for_unstored(void) {
  * on it at 9 is first seen. Sequence 10 of the new stream was stored and
  * is gone: lost to it. Without the new creation time (the same stream)
  * it is the never-stored 10: no loss. */
-void test_recreated_stream_forgets_unstored(void) {
+static void test_recreated_stream_forgets_unstored(void) {
   for (int pass = 0; pass < 2; pass++) {
     sim s;
     sim_init_skipped(&s);
@@ -1233,7 +1233,7 @@ static void empty_before_consumer(sim *s, int pass) {
   }
 }
 
-void test_sequence_gap_not_for_start_after_empty(void) {
+static void test_sequence_gap_not_for_start_after_empty(void) {
   /* nats-server 2.10.16, a 3-node cluster: the poll before the consumer saw
    * the stream empty at 10; 11 and 12 were published and dropped before
    * the consumer was created at 11 (below first_seq = last_seq = 12), and
@@ -1271,7 +1271,7 @@ void test_sequence_gap_not_for_start_after_empty(void) {
   }
 }
 
-void test_sequence_gap_stream_recreated(void) {
+static void test_sequence_gap_stream_recreated(void) {
   /* The stream, seen empty at 10 with its consumer at 9, is deleted and
    * created again (max_msgs 2): 1-5 are published, 1-3 removed unread. The
    * marks of the old stream are forgotten and 1-3 are lost to the
@@ -1309,7 +1309,7 @@ void test_sequence_gap_stream_recreated(void) {
   }
 }
 
-void test_sequence_gap_behind_empty_stream_stays(void) {
+static void test_sequence_gap_behind_empty_stream_stays(void) {
   /* A consumer behind when limits emptied the stream (it had read to 5,
    * 6-10 are gone) lost them: the finding is raised at that poll and stays
    * while it has read nothing since, though the stream was empty. */
@@ -1338,3 +1338,49 @@ void test_sequence_gap_behind_empty_stream_stays(void) {
   CHECK(st != NULL && st->lost_total == 5);
   sim_free(&s);
 }
+
+static const nl_test_case tests[] = {
+    NL_TEST(test_healthy_no_findings),
+    NL_TEST(test_busy_long_ack_wait_not_missing_progress),
+    NL_TEST(test_ack_wait_violation_fires_and_clears),
+    NL_TEST(test_ack_wait_counts_redeliveries_acked_between_polls),
+    NL_TEST(test_ack_wait_with_polls_much_shorter_than_ack_wait),
+    NL_TEST(test_ack_wait_seen_when_redelivery_lifts_consumer_floor),
+    NL_TEST(test_single_redelivery_is_not_a_finding),
+    NL_TEST(test_crash_redelivery_burst_is_not_a_finding),
+    NL_TEST(test_crash_redeliveries_spread_over_polls),
+    NL_TEST(test_bounded_nak_loop_polled_is_not_a_storm),
+    NL_TEST(test_restored_creation_time_is_the_same_consumer),
+    NL_TEST(test_fix_command_names),
+    NL_TEST(test_nak_storm_needs_two_intervals),
+    NL_TEST(test_transient_nak_is_not_a_storm),
+    NL_TEST(test_missing_progress_long_task),
+    NL_TEST(test_gap_starts_a_new_regime),
+    NL_TEST(test_restored_floor_after_gap_is_not_stuck),
+    NL_TEST(test_restored_floor_moving_back_is_not_stuck),
+    NL_TEST(test_restored_floor_nak_retries_are_no_storm),
+    NL_TEST(test_restart_then_crash_is_no_repeat),
+    NL_TEST(test_overlapping_long_tasks_are_missing_progress),
+    NL_TEST(test_slow_processing_with_standing_floor_is_ack_wait),
+    NL_TEST(test_max_pending_throttle),
+    NL_TEST(test_max_pending_condition_since),
+    NL_TEST(test_threshold_hover_gives_one_onset),
+    NL_TEST(test_onset_rate_last_hour),
+    NL_TEST(test_max_pending_boundaries),
+    NL_TEST(test_sequence_gap_never_acked),
+    NL_TEST(test_sequence_gap_skipped_within_interval),
+    NL_TEST(test_sequence_gap_not_for_idle_filtered_consumer),
+    NL_TEST(test_sequence_gap_not_for_floor_behind_first_seq),
+    NL_TEST(test_sequence_gap_filtered_by_num_pending),
+    NL_TEST(test_sequence_gap_not_for_unstored),
+    NL_TEST(test_recreated_stream_forgets_unstored),
+    NL_TEST(test_sequence_gap_behind_empty_stream_stays),
+    NL_TEST(test_sequence_gap_not_for_start_after_empty),
+    NL_TEST(test_sequence_gap_stream_recreated),
+    NL_TEST(test_recreated_consumer_resets_history),
+    NL_TEST(test_deleted_consumer_clears_findings),
+    NL_TEST(test_unlisted_consumer_of_incomplete_stream_is_kept),
+    NL_TEST(test_paused_consumer),
+};
+
+NL_TEST_MAIN(tests)

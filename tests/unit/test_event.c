@@ -39,7 +39,7 @@ static bool is_null(struct json_object *o, const char *key) {
   return json_object_object_get_ex(o, key, &v) && v == NULL;
 }
 
-void test_event_firing_json_fields(void) {
+static void test_event_firing_json_fields(void) {
   nl_finding f;
   sample_finding(&f);
   nl_event ev = {.instance = "prod",
@@ -87,7 +87,7 @@ void test_event_firing_json_fields(void) {
   free(text);
 }
 
-void test_event_resolved_json(void) {
+static void test_event_resolved_json(void) {
   nl_finding f;
   sample_finding(&f);
   nl_event ev = {.instance = "prod",
@@ -108,7 +108,7 @@ void test_event_resolved_json(void) {
   free(text);
 }
 
-void test_event_names_not_utf8_stay_valid_json(void) {
+static void test_event_names_not_utf8_stay_valid_json(void) {
   nl_finding f;
   sample_finding(&f);
   nl_event ev = {.instance = "i",
@@ -149,7 +149,7 @@ static int subject_tokens(const char *subject) {
   }
 }
 
-void test_event_subjects(void) {
+static void test_event_subjects(void) {
   char s[NL_EVENT_SUBJECT_MAX], s2[NL_EVENT_SUBJECT_MAX];
   CHECK(nl_event_subject("nats.lens.health", "ORDERS", "proc", s, sizeof(s)) ==
         0);
@@ -189,7 +189,7 @@ void test_event_subjects(void) {
   CHECK(nl_event_subject("p", "a", "b", s, 8) == -1);
 }
 
-void test_event_prefix_valid(void) {
+static void test_event_prefix_valid(void) {
   CHECK(nl_event_prefix_valid("nats.lens.health"));
   CHECK(nl_event_prefix_valid("a"));
   CHECK(nl_event_prefix_valid("team-1.lens_x"));
@@ -206,7 +206,7 @@ void test_event_prefix_valid(void) {
   CHECK(nl_event_prefix_valid(longp));
 }
 
-void test_event_summary_json(void) {
+static void test_event_summary_json(void) {
   nl_event_summary sum = {.instance = "prod",
                           .at_ns = 1700000000LL * SEC,
                           .consumers = 7,
@@ -254,7 +254,7 @@ static int fake_publish(void *ctx, const char *subject, const char *data,
   return 0;
 }
 
-void test_health_transition_policy(void) {
+static void test_health_transition_policy(void) {
   nl_health h;
   nl_health_init(&h);
   CHECK(h.enabled);
@@ -294,7 +294,7 @@ void test_health_transition_policy(void) {
   CHECK_EQ_U(bus.calls, before);
 }
 
-void test_health_summary_schedule(void) {
+static void test_health_summary_schedule(void) {
   nl_detect_params p;
   nl_detect_params_default(&p);
   nl_engine *e = nl_engine_create(&p);
@@ -335,7 +335,7 @@ void test_health_summary_schedule(void) {
 /* An agent's events (Scope "server"): the server named, an onset after a
  * leader move marked takeover, and a handover is its own state, never
  * "resolved". */
-void test_event_agent_fields(void) {
+static void test_event_agent_fields(void) {
   nl_finding f;
   sample_finding(&f);
   nl_event ev = {.instance = "prod",
@@ -365,3 +365,17 @@ void test_event_agent_fields(void) {
   json_object_put(o);
   free(text);
 }
+
+static const nl_test_case tests[] = {
+    NL_TEST(test_event_firing_json_fields),
+    NL_TEST(test_event_resolved_json),
+    NL_TEST(test_event_names_not_utf8_stay_valid_json),
+    NL_TEST(test_event_subjects),
+    NL_TEST(test_event_prefix_valid),
+    NL_TEST(test_event_summary_json),
+    NL_TEST(test_health_transition_policy),
+    NL_TEST(test_health_summary_schedule),
+    NL_TEST(test_event_agent_fields),
+};
+
+NL_TEST_MAIN(tests)

@@ -10,7 +10,7 @@
 
 #define SEC 1000000000LL
 
-void test_expect_durations(void) {
+static void test_expect_durations(void) {
   static const struct {
     const char *text;
     int64_t ns;
@@ -59,7 +59,7 @@ void test_expect_durations(void) {
   CHECK(nl_parse_duration(NULL, &(int64_t){0}) != 0);
 }
 
-void test_expect_specs(void) {
+static void test_expect_specs(void) {
   nl_expect_spec sp;
   char err[256];
   CHECK(nl_expect_parse_spec("ORDERS/ship:max_processing=45s", &sp, err,
@@ -101,7 +101,7 @@ void test_expect_specs(void) {
   }
 }
 
-void test_expect_apply_and_read(void) {
+static void test_expect_apply_and_read(void) {
   nl_snapshot_set set = {0};
   nl_stream_snap *s = nl_snapshot_set_add_stream(&set);
   s->name = strdup("ORDERS");
@@ -147,7 +147,7 @@ void test_expect_apply_and_read(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_snapshot_meta_limits(void) {
+static void test_snapshot_meta_limits(void) {
   nl_consumer_snap c = {0};
   char key[32], big[NL_META_LEN_MAX + 2];
   for (int i = 0; i < NL_META_MAX; i++) {
@@ -166,7 +166,7 @@ void test_snapshot_meta_limits(void) {
   CHECK(c.meta == NULL && c.n_meta == 0);
 }
 
-void test_parse_audit_fields(void) {
+static void test_parse_audit_fields(void) {
   const char *streams =
       "{\"total\":2,\"offset\":0,\"limit\":256,\"streams\":["
       "{\"config\":{\"name\":\"ORDERS\",\"subjects\":[\"orders.>\",7,"
@@ -241,3 +241,11 @@ void test_parse_audit_fields(void) {
   }
   nl_snapshot_set_clear(&set);
 }
+
+static const nl_test_case tests[] = {
+    NL_TEST(test_expect_durations),      NL_TEST(test_expect_specs),
+    NL_TEST(test_expect_apply_and_read), NL_TEST(test_snapshot_meta_limits),
+    NL_TEST(test_parse_audit_fields),
+};
+
+NL_TEST_MAIN(tests)

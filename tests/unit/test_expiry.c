@@ -1,5 +1,6 @@
 /* test_expiry.c: CONSUMER_EXPIRING and CONSUMER_EXPIRED on the unit
  * tests' world (1 s polls), and the API audit advisory they read. */
+#include "nl_fixture.h"
 #include "nl_test.h"
 #include "nl_world.h"
 
@@ -43,7 +44,7 @@ static void publish_unread(world *w, nl_consumer_snap *c) {
  * says how long is left and prints the edit; the edit clears it at once,
  * and with the clients away for longer than the old threshold it does not
  * come back before half the new one. */
-void test_expiry_warning_and_fix(void) {
+static void test_expiry_warning_and_fix(void) {
   world w;
   world_init(&w, true);
   nl_consumer_snap *c = busy_consumer(&w, NL_RETENTION_LIMITS, 20, 45);
@@ -79,7 +80,7 @@ void test_expiry_warning_and_fix(void) {
 /* A pull client that comes every 14 s of a 20 s threshold, with work
  * waiting in between: each gap passes half the threshold, but no gap is
  * longer than the ones it survived. */
-void test_expiry_regular_gaps_are_silent(void) {
+static void test_expiry_regular_gaps_are_silent(void) {
   world w;
   world_init(&w, true);
   nl_consumer_snap *c = busy_consumer(&w, NL_RETENTION_LIMITS, 20, 1);
@@ -104,7 +105,7 @@ void test_expiry_regular_gaps_are_silent(void) {
  * next poll with 11 messages unread: CONSUMER_EXPIRED on the interest
  * stream, which dropped them; created again with the same threshold it
  * stays, edited to the recommended one it clears at once. */
-void test_expiry_expired_and_recreated(void) {
+static void test_expiry_expired_and_recreated(void) {
   world w;
   world_init(&w, true);
   nl_consumer_snap *c = busy_consumer(&w, NL_RETENTION_INTEREST, 10, 25);
@@ -162,7 +163,7 @@ void test_expiry_expired_and_recreated(void) {
  * activity (way 3), and a worker at its max_ack_pending within its
  * ack_wait may be at work unseen (way 4): deleted 12 s later, neither is
  * taken for an expiry. */
-void test_expiry_deletes_are_not_expiry(void) {
+static void test_expiry_deletes_are_not_expiry(void) {
   for (int way = 0; way < 5; way++) {
     world w;
     world_init(&w, true);
@@ -206,7 +207,7 @@ void test_expiry_deletes_are_not_expiry(void) {
  * messages left, a paused consumer, and a pull and a push one (its
  * subscriber gone, so its clients are shown absent) that expire with
  * nothing pending. None is warned about or reported gone. */
-void test_expiry_look_alikes_are_silent(void) {
+static void test_expiry_look_alikes_are_silent(void) {
   for (int kind = 0; kind < 5; kind++) {
     world w;
     world_init(&w, true);
@@ -242,7 +243,7 @@ void test_expiry_look_alikes_are_silent(void) {
 /* A worker busy with one long task, sending in-progress acks the polls
  * cannot see: idle past its threshold and still there, it is known to be
  * active unseen, and the warning it got clears and does not come back. */
-void test_expiry_outlived_threshold_is_unseen_activity(void) {
+static void test_expiry_outlived_threshold_is_unseen_activity(void) {
   world w;
   world_init(&w, true);
   nl_consumer_snap *c = busy_consumer(&w, NL_RETENTION_LIMITS, 20, 45);
@@ -261,7 +262,7 @@ void test_expiry_outlived_threshold_is_unseen_activity(void) {
 
 /* A push consumer whose subscriber goes: warned, then gone after its
  * threshold from the first poll without a subscriber. */
-void test_expiry_push_unbound(void) {
+static void test_expiry_push_unbound(void) {
   world w;
   world_init(&w, true);
   nl_consumer_snap *c = busy_consumer(&w, NL_RETENTION_LIMITS, 10, 0);
@@ -289,7 +290,7 @@ void test_expiry_push_unbound(void) {
 }
 
 /* Nobody creates it again: the finding clears after an hour, not before. */
-void test_expiry_expired_clears_after_hold(void) {
+static void test_expiry_expired_clears_after_hold(void) {
   world w;
   world_init(&w, true);
   nl_consumer_snap *c = busy_consumer(&w, NL_RETENTION_LIMITS, 10, 25);
@@ -311,7 +312,7 @@ void test_expiry_expired_clears_after_hold(void) {
 /* The API audit of a consumer delete (recorded from nats-server 2.9.10 and
  * 2.12.0) is read; audits of other requests are not wanted, and a failed
  * delete or a delete of another subject is refused. */
-void test_expiry_api_audit_parse(void) {
+static void test_expiry_api_audit_parse(void) {
   static const char *const versions[] = {"2.9.10", "2.12.0"};
   for (size_t v = 0; v < 2; v++) {
     char path[128];
@@ -364,7 +365,7 @@ void test_expiry_api_audit_parse(void) {
 /* A worker that holds a message within its ack_wait (30 s) may be at work
  * on it, unseen: 15 s after its delivery, with work waiting, a 20 s
  * threshold is not half gone yet; 10 s further on it is. */
-void test_expiry_held_message_counts_its_ack_wait(void) {
+static void test_expiry_held_message_counts_its_ack_wait(void) {
   world w;
   world_init(&w, true);
   nl_consumer_snap *c = busy_consumer(&w, NL_RETENTION_LIMITS, 20, 45);
@@ -383,7 +384,7 @@ void test_expiry_held_message_counts_its_ack_wait(void) {
  * then the clients go: work comes in and stands undelivered. The idle time
  * starts at the last quiet poll, not at the last delivery a minute
  * before, and the warning comes half a threshold later. */
-void test_expiry_quiet_then_gone(void) {
+static void test_expiry_quiet_then_gone(void) {
   world w;
   world_init(&w, true);
   nl_consumer_snap *c = busy_consumer(&w, NL_RETENTION_LIMITS, 20, 45);
@@ -398,3 +399,19 @@ void test_expiry_quiet_then_gone(void) {
   CHECK(polls >= 10 && polls <= 12);
   world_free(&w);
 }
+
+static const nl_test_case tests[] = {
+    NL_TEST(test_expiry_warning_and_fix),
+    NL_TEST(test_expiry_regular_gaps_are_silent),
+    NL_TEST(test_expiry_expired_and_recreated),
+    NL_TEST(test_expiry_deletes_are_not_expiry),
+    NL_TEST(test_expiry_look_alikes_are_silent),
+    NL_TEST(test_expiry_outlived_threshold_is_unseen_activity),
+    NL_TEST(test_expiry_push_unbound),
+    NL_TEST(test_expiry_expired_clears_after_hold),
+    NL_TEST(test_expiry_held_message_counts_its_ack_wait),
+    NL_TEST(test_expiry_quiet_then_gone),
+    NL_TEST(test_expiry_api_audit_parse),
+};
+
+NL_TEST_MAIN(tests)

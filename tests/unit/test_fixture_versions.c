@@ -11,6 +11,7 @@
 #include "core/model/nl_expect.h"
 #include "core/model/nl_parse.h"
 #include "core/nl_engine.h"
+#include "nl_fixture.h"
 #include "nl_test.h"
 
 #include <ctype.h>
@@ -579,7 +580,7 @@ static int by_version(const void *a, const void *b) {
   return 0;
 }
 
-void test_fixture_versions(void) {
+static void test_fixture_versions(void) {
   DIR *dir = opendir(nl_test_fixture_dir);
   CHECK(dir != NULL);
   if (dir == NULL)
@@ -611,3 +612,9 @@ void test_fixture_versions(void) {
       fprintf(stderr, "  in fixtures of nats-server %s\n", versions[i].name);
   }
 }
+
+static const nl_test_case tests[] = {
+    NL_TEST(test_fixture_versions),
+};
+
+NL_TEST_MAIN(tests)

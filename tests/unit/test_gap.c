@@ -59,7 +59,7 @@ static void holding(nl_consumer_snap *c, uint64_t n, uint64_t last_seq) {
  * the same reason for 2 and 1, first_seq 3; the replacement is the
  * design, and nothing is lost, neither to the worker nor to a consumer
  * that has read nothing yet. */
-void test_sequence_gap_unacked_evicted(void) {
+static void test_sequence_gap_unacked_evicted(void) {
   world w;
   world_init(&w, false);
   nl_stream_snap *lim = full_stream(&w, "A");
@@ -128,7 +128,7 @@ void test_sequence_gap_unacked_evicted(void) {
  * below the ack floor was acked, one beyond what the consumer delivered
  * was never delivered, and a claim that arrived after a poll began waits
  * for the next poll (that poll may show the stream before the removal). */
-void test_sequence_gap_unacked_claims_checked(void) {
+static void test_sequence_gap_unacked_claims_checked(void) {
   world w;
   world_init(&w, false);
   nl_stream_snap *s = full_stream(&w, "A");
@@ -174,7 +174,7 @@ void test_sequence_gap_unacked_claims_checked(void) {
  * them). The publisher's TTL, not a limit: no SEQUENCE_GAP, no loss. On
  * the same server a stream at its max_msgs still loses, with the max_msgs
  * fix. */
-void test_sequence_gap_not_for_msg_ttl(void) {
+static void test_sequence_gap_not_for_msg_ttl(void) {
   world w;
   world_init(&w, false);
   nl_stream_snap *head = add_stream(&w, "TTL");
@@ -237,7 +237,7 @@ void test_sequence_gap_not_for_msg_ttl(void) {
  * it had not read, but no limit removed it: SEQUENCE_GAP says so and
  * prints no command, where it used to print a doubled max_age that would
  * have changed nothing. */
-void test_sequence_gap_purge_has_no_limit_fix(void) {
+static void test_sequence_gap_purge_has_no_limit_fix(void) {
   world w;
   world_init(&w, false);
   nl_stream_snap *s = add_stream(&w, "P");
@@ -274,7 +274,7 @@ void test_sequence_gap_purge_has_no_limit_fix(void) {
  * message is stored (SUBJ: 3 removed, 1 added), both one poll later (a
  * loss no cause excuses waits one poll on a schedule stream); a limit
  * (FULL: max_msgs 10, the --max-msgs fix, at once). */
-void test_sequence_gap_not_for_schedule(void) {
+static void test_sequence_gap_not_for_schedule(void) {
   world w;
   world_init(&w, false);
   nl_stream_snap *head = add_stream(&w, "HEAD");
@@ -352,7 +352,7 @@ void test_sequence_gap_not_for_schedule(void) {
  * purge of the schedule subject on the same kind of stream with nothing
  * added (PURGE: 3 removed) is still a loss, counted one poll later with
  * its count. */
-void test_sequence_gap_schedule_fired_between_replies(void) {
+static void test_sequence_gap_schedule_fired_between_replies(void) {
   world w;
   world_init(&w, false);
   nl_stream_snap *race = add_stream(&w, "RACE");
@@ -398,7 +398,7 @@ void test_sequence_gap_schedule_fired_between_replies(void) {
 }
 
 /* The attribution itself, on the states above and the clock's bounds. */
-void test_removal_cause(void) {
+static void test_removal_cause(void) {
   nl_stream_snap s = {.max_msgs = 10, .msgs = 9, .max_bytes = -1};
   CHECK(nl_removal_cause_of(&s, NULL, 5, 0) == NL_REMOVED_BY_MAX_MSGS);
   s.discard_new = true; /* Publishers get errors: nothing evicted. */
@@ -457,7 +457,7 @@ void test_removal_cause(void) {
  * near max_age 600 s: no forecast of max_age eviction (the age of the
  * sequence after the last delivered one, which expired, would have raised
  * it). Observed: the consumer is read with its 300 live messages pending. */
-void test_retention_age_after_ttl_expiry(void) {
+static void test_retention_age_after_ttl_expiry(void) {
   world w;
   world_init(&w, true);
   nl_stream_snap *s = add_stream(&w, "RT");
@@ -480,3 +480,16 @@ void test_retention_age_after_ttl_expiry(void) {
   CHECK(latest != NULL && latest->num_pending == 300);
   world_free(&w);
 }
+
+static const nl_test_case tests[] = {
+    NL_TEST(test_sequence_gap_unacked_evicted),
+    NL_TEST(test_sequence_gap_unacked_claims_checked),
+    NL_TEST(test_sequence_gap_not_for_msg_ttl),
+    NL_TEST(test_sequence_gap_purge_has_no_limit_fix),
+    NL_TEST(test_sequence_gap_not_for_schedule),
+    NL_TEST(test_sequence_gap_schedule_fired_between_replies),
+    NL_TEST(test_removal_cause),
+    NL_TEST(test_retention_age_after_ttl_expiry),
+};
+
+NL_TEST_MAIN(tests)

@@ -30,7 +30,7 @@ static nl_consumer_state *observe(nl_registry *reg, int64_t t_ns,
 
 /* Every poll held reads back as it was observed, across large steps in
  * both directions of num_pending, for more polls than the history holds. */
-void test_history_past_samples_exact(void) {
+static void test_history_past_samples_exact(void) {
   nl_registry *reg = nl_registry_create();
   static const uint64_t delivered[] = {0,
                                        7,
@@ -78,7 +78,7 @@ void test_history_past_samples_exact(void) {
 /* A step too large for the compact form (2^32 or more deliveries, or
  * num_pending moving by more than 2^31 in one interval) restarts the
  * history at the new poll instead of storing a wrong difference. */
-void test_history_restarts_on_huge_step(void) {
+static void test_history_restarts_on_huge_step(void) {
   nl_registry *reg = nl_registry_create();
   observe(reg, 5 * SEC, 10, 100, 0, 1);
   nl_consumer_state *st = observe(reg, 10 * SEC, 20, 100, 0, 2);
@@ -114,7 +114,7 @@ void test_history_restarts_on_huge_step(void) {
 
 /* Older poll times are kept to the millisecond, truncated, without the
  * error growing with age. */
-void test_history_times_to_the_millisecond(void) {
+static void test_history_times_to_the_millisecond(void) {
   nl_registry *reg = nl_registry_create();
   observe(reg, 5 * SEC + 400000, 1, 0, 0, 1);
   observe(reg, 10 * SEC + 900000, 2, 0, 0, 2);
@@ -125,3 +125,11 @@ void test_history_times_to_the_millisecond(void) {
   CHECK(nl_state_past(st, 2, &p) && p.t_ns == 5 * SEC);
   nl_registry_free(reg);
 }
+
+static const nl_test_case tests[] = {
+    NL_TEST(test_history_past_samples_exact),
+    NL_TEST(test_history_restarts_on_huge_step),
+    NL_TEST(test_history_times_to_the_millisecond),
+};
+
+NL_TEST_MAIN(tests)

@@ -7,6 +7,7 @@
  * runs these under ASan and UBSan. */
 #include "core/model/nl_parse.h"
 #include "core/nl_engine.h"
+#include "nl_fixture.h"
 #include "nl_test.h"
 
 #include <math.h>
@@ -52,7 +53,7 @@ static char *consumer_item(const char *name_json, const char *config,
   return item;
 }
 
-void test_hostile_truncated_replies(void) {
+static void test_hostile_truncated_replies(void) {
   /* Every proper prefix of a real reply is malformed JSON: an error with a
    * reason, never a partial success or a crash. */
   size_t len;
@@ -83,7 +84,7 @@ void test_hostile_truncated_replies(void) {
   free(full);
 }
 
-void test_hostile_wrong_types(void) {
+static void test_hostile_wrong_types(void) {
   /* Objects where numbers belong, strings for numbers, arrays for objects,
    * null everywhere: the item is skipped or read with defaults. */
   const char *items =
@@ -131,7 +132,7 @@ void test_hostile_wrong_types(void) {
   nl_snapshot_set_clear(&set2);
 }
 
-void test_hostile_numbers(void) {
+static void test_hostile_numbers(void) {
   /* Huge, negative, fractional and out-of-range numbers. */
   char *item = consumer_item(
       "\"big\"",
@@ -213,7 +214,7 @@ static void run_extreme_delays(int64_t ack_wait, int64_t backoff) {
   nl_engine_free(e);
 }
 
-void test_hostile_extreme_durations(void) {
+static void test_hostile_extreme_durations(void) {
   run_extreme_delays(INT64_MAX, 0);
   run_extreme_delays(INT64_MAX, INT64_MAX);
   run_extreme_delays(INT64_MAX / 3, INT64_MAX / 5);
@@ -222,7 +223,7 @@ void test_hostile_extreme_durations(void) {
   run_extreme_delays(1, 1);
 }
 
-void test_hostile_names(void) {
+static void test_hostile_names(void) {
   /* UTF-8, characters illegal in NATS names, a name with an embedded NUL,
    * an empty name and one far too long. */
   char longname[NL_NAME_MAX + 20];
@@ -280,7 +281,7 @@ void test_hostile_names(void) {
   free(items);
 }
 
-void test_hostile_stream_names(void) {
+static void test_hostile_stream_names(void) {
   /* Stream names with a NUL or too long are skipped, like consumers. */
   const char *json = "{\"total\":3,\"streams\":["
                      "{\"config\":{\"name\":\"A\\u0000B\"},\"state\":{}},"
@@ -298,7 +299,7 @@ void test_hostile_stream_names(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_hostile_deep_and_odd_json(void) {
+static void test_hostile_deep_and_odd_json(void) {
   /* Deep nesting past json-c's depth limit, a top-level array, duplicate
    * keys, an error member of the wrong type, and a huge reply. */
   size_t depth = 5000;
@@ -348,3 +349,15 @@ void test_hostile_deep_and_odd_json(void) {
   nl_snapshot_set_clear(&set);
   free(huge);
 }
+
+static const nl_test_case tests[] = {
+    NL_TEST(test_hostile_truncated_replies),
+    NL_TEST(test_hostile_wrong_types),
+    NL_TEST(test_hostile_numbers),
+    NL_TEST(test_hostile_extreme_durations),
+    NL_TEST(test_hostile_names),
+    NL_TEST(test_hostile_stream_names),
+    NL_TEST(test_hostile_deep_and_odd_json),
+};
+
+NL_TEST_MAIN(tests)

@@ -1,5 +1,6 @@
 /* test_jsz.c: the system account's JSZ replies merged into one snapshot
  * set per account, on replies recorded from nats-server 2.9.10. */
+#include "nl_fixture.h"
 #include "nl_test.h"
 
 #include "core/model/nl_jsz.h"
@@ -30,7 +31,7 @@ static int feed_lines(nl_jsz *z, const char *fixture) {
 
 /* One server, three accounts; A and B both hold a stream ORDERS with a
  * consumer w: each account's set holds its own. */
-void test_jsz_single_server_accounts(void) {
+static void test_jsz_single_server_accounts(void) {
   nl_jsz *z = nl_jsz_create(NULL, NULL);
   CHECK_EQ_U(feed_lines(z, "jsz_single.json"), 1);
   CHECK(nl_jsz_complete(z));
@@ -69,7 +70,7 @@ void test_jsz_single_server_accounts(void) {
 /* Three servers: A's ORDERS (R3) is led by n1 while its consumer w is led
  * by n3; every server reports both. Each is taken once, from its own
  * leader; B's R1 ORDERS lives on n3 alone. */
-void test_jsz_cluster_leaders(void) {
+static void test_jsz_cluster_leaders(void) {
   nl_jsz *z = nl_jsz_create(NULL, NULL);
   CHECK_EQ_U(feed_lines(z, "jsz_cluster.jsonl"), 3);
   CHECK(nl_jsz_complete(z));
@@ -99,7 +100,7 @@ void test_jsz_cluster_leaders(void) {
  * it, so the stream is missing (its consumers unobservable) and, with two
  * of three servers heard, every set is short of what may exist; B's
  * ORDERS, led by n3, is read as before. */
-void test_jsz_cluster_leader_down(void) {
+static void test_jsz_cluster_leader_down(void) {
   nl_jsz *z = nl_jsz_create(NULL, NULL);
   CHECK_EQ_U(feed_lines(z, "jsz_cluster_node_down.jsonl"), 2);
   CHECK(!nl_jsz_complete(z));
@@ -123,7 +124,7 @@ void test_jsz_cluster_leader_down(void) {
 
 /* Account and stream globs select; a server heard twice counts once;
  * error replies and malformed text are refused with a reason. */
-void test_jsz_select_and_hostile(void) {
+static void test_jsz_select_and_hostile(void) {
   char *only_a[] = {"A"}, *no_c[] = {"C"}, *not_orders[] = {"ORD*"};
   nl_stream_select acc = {only_a, 1, NULL, 0};
   nl_jsz *z = nl_jsz_create(&acc, NULL);
@@ -179,7 +180,7 @@ void test_jsz_select_and_hostile(void) {
 /* The system account's view of mirrors and sources: each copy's report
  * and configuration in its stream detail, each account's origin O in its
  * own set (A's and B's copies of O are compared with their own O). */
-void test_jsz_copies(void) {
+static void test_jsz_copies(void) {
   nl_jsz *z = nl_jsz_create(NULL, NULL);
   CHECK_EQ_U(feed_lines(z, "jsz_copies.json"), 1);
   nl_jsz_result r;
@@ -208,3 +209,13 @@ void test_jsz_copies(void) {
   nl_jsz_result_clear(&r);
   nl_jsz_free(z);
 }
+
+static const nl_test_case tests[] = {
+    NL_TEST(test_jsz_single_server_accounts),
+    NL_TEST(test_jsz_cluster_leaders),
+    NL_TEST(test_jsz_cluster_leader_down),
+    NL_TEST(test_jsz_select_and_hostile),
+    NL_TEST(test_jsz_copies),
+};
+
+NL_TEST_MAIN(tests)

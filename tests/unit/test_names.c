@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-void test_name_fit(void) {
+static void test_name_fit(void) {
   char out[128], other[128];
   CHECK(nl_name_fit("ORDERS", out, sizeof(out)) == 0);
   CHECK(strcmp(out, "ORDERS") == 0);
@@ -37,3 +37,9 @@ void test_name_fit(void) {
   CHECK(memcmp(out, u, prefix) == 0);
   CHECK(out[prefix] == '~');
 }
+
+static const nl_test_case tests[] = {
+    NL_TEST(test_name_fit),
+};
+
+NL_TEST_MAIN(tests)

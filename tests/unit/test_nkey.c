@@ -13,7 +13,7 @@ static const char *const SEED =
 static const char *const PUB =
     "UBDES4B3YZKLT5JOSA3RZVWCXCAENRELEAB4GBSAPUY7ELFRMMEZ3VNK";
 
-void test_nkey_public_from_seed(void) {
+static void test_nkey_public_from_seed(void) {
   char pub[NL_NKEY_PUBLIC_LEN + 1], err[256] = "";
   CHECK(nl_nkey_public_from_seed(SEED, pub, sizeof(pub), err, sizeof(err)) ==
         0);
@@ -25,7 +25,7 @@ void test_nkey_public_from_seed(void) {
   CHECK(strcmp(pub, PUB) == 0);
 }
 
-void test_nkey_bad_seeds(void) {
+static void test_nkey_bad_seeds(void) {
   char pub[NL_NKEY_PUBLIC_LEN + 1], err[256];
   char flipped[80];
   strcpy(flipped, SEED);
@@ -53,3 +53,10 @@ void test_nkey_bad_seeds(void) {
                                       err, sizeof(err)) == -1);
   CHECK(strstr(err, "/nonexistent/seed.nk") != NULL);
 }
+
+static const nl_test_case tests[] = {
+    NL_TEST(test_nkey_public_from_seed),
+    NL_TEST(test_nkey_bad_seeds),
+};
+
+NL_TEST_MAIN(tests)

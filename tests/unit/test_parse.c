@@ -1,5 +1,6 @@
 /* test_parse.c: JSON replies to snapshots, on inline and recorded replies. */
 #include "core/model/nl_parse.h"
+#include "nl_fixture.h"
 #include "nl_test.h"
 
 #include <stdlib.h>
@@ -10,7 +11,7 @@ static int parse_streams(const char *json, nl_snapshot_set *set,
   return nl_parse_stream_list(json, strlen(json), set, page, err, 256);
 }
 
-void test_parse_stream_list_inline(void) {
+static void test_parse_stream_list_inline(void) {
   const char *json =
       "{\"type\":\"io.nats.jetstream.api.v1.stream_list_response\","
       "\"total\":2,\"offset\":0,\"limit\":256,\"streams\":["
@@ -42,7 +43,7 @@ void test_parse_stream_list_inline(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_parse_api_error(void) {
+static void test_parse_api_error(void) {
   const char *json = "{\"type\":\"io.nats.jetstream.api.v1.consumer_list_"
                      "response\",\"error\":{\"code\":404,\"err_code\":10059,"
                      "\"description\":\"stream not found\"}}";
@@ -55,7 +56,7 @@ void test_parse_api_error(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_parse_malformed_replies(void) {
+static void test_parse_malformed_replies(void) {
   static const char *const bad[] = {
       "",
       "{",
@@ -78,7 +79,7 @@ void test_parse_malformed_replies(void) {
   }
 }
 
-void test_parse_hostile_items_are_skipped(void) {
+static void test_parse_hostile_items_are_skipped(void) {
   /* Wrong types, negative and huge numbers, a missing name, and a name far
    * longer than any NATS name: items are skipped or read safely. */
   char *json = malloc(8192);
@@ -112,7 +113,7 @@ void test_parse_hostile_items_are_skipped(void) {
   free(json);
 }
 
-void test_parse_consumer_list_inline(void) {
+static void test_parse_consumer_list_inline(void) {
   const char *streams = "{\"total\":1,\"offset\":0,\"limit\":256,\"streams\":"
                         "[{\"config\":{\"name\":\"S\"},\"state\":{}}]}";
   const char *json =
@@ -160,7 +161,7 @@ void test_parse_consumer_list_inline(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_parse_rfc3339(void) {
+static void test_parse_rfc3339(void) {
   int64_t ns = -1;
   CHECK(nl_parse_rfc3339("1970-01-01T00:00:01Z", &ns) == 0 && ns == 1000000000);
   CHECK(nl_parse_rfc3339("1970-01-01T01:00:01+01:00", &ns) == 0 &&
@@ -177,7 +178,7 @@ void test_parse_rfc3339(void) {
 
 /* Parses a recorded STREAM.LIST then a recorded CONSUMER.LIST page of the
  * first stream named in want_stream. */
-void test_parse_recorded_fixtures(void) {
+static void test_parse_recorded_fixtures(void) {
   size_t len;
   char *sl = nl_test_read_fixture("stream_list.json", &len);
   CHECK(sl != NULL);
@@ -229,7 +230,7 @@ void test_parse_recorded_fixtures(void) {
 /* The reply of a clustered 2.9.10 STREAM.LIST while the only server of the
  * R1 stream UO is down (recorded): no items, UO in "missing". Names that
  * are not strings are skipped. */
-void test_parse_stream_list_missing(void) {
+static void test_parse_stream_list_missing(void) {
   const char *json =
       "{\"type\":\"io.nats.jetstream.api.v1.stream_list_response\","
       "\"total\":1,\"offset\":0,\"limit\":256,\"streams\":[],"
@@ -246,3 +247,16 @@ void test_parse_stream_list_missing(void) {
   CHECK(!nl_snapshot_set_is_missing(&set, "U"));
   nl_snapshot_set_clear(&set);
 }
+
+static const nl_test_case tests[] = {
+    NL_TEST(test_parse_stream_list_inline),
+    NL_TEST(test_parse_api_error),
+    NL_TEST(test_parse_malformed_replies),
+    NL_TEST(test_parse_hostile_items_are_skipped),
+    NL_TEST(test_parse_consumer_list_inline),
+    NL_TEST(test_parse_rfc3339),
+    NL_TEST(test_parse_recorded_fixtures),
+    NL_TEST(test_parse_stream_list_missing),
+};
+
+NL_TEST_MAIN(tests)

@@ -111,7 +111,7 @@ static int fake_request(void *ctx, const char *subject, const char *payload,
 
 static char *exclude_globs[] = {"skip_*"};
 
-void test_poll_pages_through_consumers(void) {
+static void test_poll_pages_through_consumers(void) {
   fake_server f = {.n_consumers = 600};
   nl_poll_config cfg = {.select = {.exclude = exclude_globs, .n_exclude = 1}};
   nl_snapshot_set set = {0};
@@ -129,7 +129,7 @@ void test_poll_pages_through_consumers(void) {
 
 /* Pages shifted by a consumer created between two requests repeat an
  * entry: each consumer is kept once, in order. */
-void test_poll_drops_repeated_consumers(void) {
+static void test_poll_drops_repeated_consumers(void) {
   fake_server f = {.n_consumers = 600, .repeat_across_pages = true};
   nl_poll_config cfg = {.select = {.exclude = exclude_globs, .n_exclude = 1}};
   nl_snapshot_set set = {0};
@@ -145,7 +145,7 @@ void test_poll_drops_repeated_consumers(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_poll_pages_past_a_lying_total(void) {
+static void test_poll_pages_past_a_lying_total(void) {
   /* nats-server < 2.9.21 in a cluster reports total = 256 for CONSUMER.LIST;
    * the poll must not stop after the first page. */
   fake_server f = {.n_consumers = 300, .lie_total = true};
@@ -157,7 +157,7 @@ void test_poll_pages_past_a_lying_total(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_poll_failed_consumer_list_marks_stream_incomplete(void) {
+static void test_poll_failed_consumer_list_marks_stream_incomplete(void) {
   fake_server f = {.n_consumers = 10, .fail_consumers = true};
   nl_poll_config cfg = {0};
   nl_snapshot_set set = {0};
@@ -178,7 +178,7 @@ static void check_big_and_zed_once(const nl_snapshot_set *set) {
   CHECK(strcmp(set->streams[1].name, "ZED") == 0);
 }
 
-void test_poll_pages_count_missing_streams(void) {
+static void test_poll_pages_count_missing_streams(void) {
   /* The next page starts after the missing entries too: asking again from
    * offset 2 would list ZED a second time (and wait again for GONE). */
   fake_server f = {.n_consumers = 1, .missing_stream = true};
@@ -194,7 +194,7 @@ void test_poll_pages_count_missing_streams(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_poll_short_stream_list(void) {
+static void test_poll_short_stream_list(void) {
   /* GONE is counted in the total but neither listed nor missing: the next
    * page (offset 2) repeats ZED, which must be listed once, and the poll
    * says the list was short. */
@@ -210,7 +210,7 @@ void test_poll_short_stream_list(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_poll_never_requests_hostile_subjects(void) {
+static void test_poll_never_requests_hostile_subjects(void) {
   /* A stream name with subject wildcards must not become a request. */
   fake_server f = {.n_consumers = 1, .extra_stream = "x.>"};
   nl_poll_config cfg = {0};
@@ -223,7 +223,7 @@ void test_poll_never_requests_hostile_subjects(void) {
   nl_snapshot_set_clear(&set);
 }
 
-void test_poll_stream_globs(void) {
+static void test_poll_stream_globs(void) {
   char *inc[] = {"ORD*", "PAY"};
   char *exc[] = {"ORDERS_TEST"};
   nl_stream_select cfg = {
@@ -236,3 +236,16 @@ void test_poll_stream_globs(void) {
   CHECK(nl_stream_selected(&all, "anything"));
   CHECK(nl_stream_selected(NULL, "anything"));
 }
+
+static const nl_test_case tests[] = {
+    NL_TEST(test_poll_pages_through_consumers),
+    NL_TEST(test_poll_drops_repeated_consumers),
+    NL_TEST(test_poll_pages_past_a_lying_total),
+    NL_TEST(test_poll_failed_consumer_list_marks_stream_incomplete),
+    NL_TEST(test_poll_pages_count_missing_streams),
+    NL_TEST(test_poll_short_stream_list),
+    NL_TEST(test_poll_never_requests_hostile_subjects),
+    NL_TEST(test_poll_stream_globs),
+};
+
+NL_TEST_MAIN(tests)

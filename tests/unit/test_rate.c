@@ -53,7 +53,7 @@ static void rate_world(world *w) {
  * set in the recommendation (no command: the nats CLI cannot edit it).
  * RETENTION_RISK stays silent: the eviction is hours away. The fix (the
  * recommended limit) clears it at once. */
-void test_rate_limited_raised_and_fixed(void) {
+static void test_rate_limited_raised_and_fixed(void) {
   world w;
   rate_world(&w);
   nl_stream_snap *s = add_stream(&w, "RL");
@@ -115,7 +115,7 @@ void test_rate_limited_raised_and_fixed(void) {
  * limit while its backlog grows: raised, its arrivals read from its
  * backlog and deliveries. An ephemeral one's recommendation names no
  * nats CLI edit. */
-void test_rate_limited_filtered(void) {
+static void test_rate_limited_filtered(void) {
   world w;
   rate_world(&w);
   nl_stream_snap *s = add_stream(&w, "RL");
@@ -159,7 +159,7 @@ void test_rate_limited_filtered(void) {
  * one (its deliveries are far smaller than the stream's messages); a push
  * consumer without a limit that is slow. Each scenario is checked to have
  * happened. */
-void test_rate_limited_healthy_are_silent(void) {
+static void test_rate_limited_healthy_are_silent(void) {
   world w;
   rate_world(&w);
   const char *names[] = {"above",  "bursty", "burstbase", "slowsub",
@@ -223,7 +223,7 @@ void test_rate_limited_healthy_are_silent(void) {
  * bytes of a delivery are an estimate) and one draining a standing
  * backlog of 3,000 at its limit with nothing arriving are silent over five
  * minutes; one with 9 % more arriving is raised. */
-void test_rate_limited_behind_margin(void) {
+static void test_rate_limited_behind_margin(void) {
   world w;
   rate_world(&w);
   const char *names[] = {"near", "drain", "over"};
@@ -254,7 +254,7 @@ void test_rate_limited_behind_margin(void) {
 /* The window is in polls too: polled every minute, a consumer held by its
  * limit is raised once 6 polls after the window's first are seen (6
  * minutes), not after the 180 s of the window alone. */
-void test_rate_limited_window_in_polls(void) {
+static void test_rate_limited_window_in_polls(void) {
   world w;
   world_init(&w, true);
   w.step_ns = 60 * SEC;
@@ -275,7 +275,7 @@ void test_rate_limited_window_in_polls(void) {
 /* Once raised, a poll without a subscriber (a client reconnecting) does
  * not clear it: one onset. When the publisher slows below the limit the
  * backlog drains and the finding clears after the clearing hold, once. */
-void test_rate_limited_holds_and_clears(void) {
+static void test_rate_limited_holds_and_clears(void) {
   world w;
   rate_world(&w);
   nl_stream_snap *s = add_stream(&w, "RL");
@@ -320,7 +320,7 @@ void test_rate_limited_holds_and_clears(void) {
  * delivered 20 of them with 179 pending: the server counts rl.x, the reply
  * subject $JS.ACK.RL.push.1.21.21.<19 digits>.179 and the payload, 151
  * bytes. In a memory stream the record adds 16 bytes, not 30. */
-void test_rate_bytes_per_delivery(void) {
+static void test_rate_bytes_per_delivery(void) {
   nl_stream_snap s = {.name = "RL", .msgs = 200, .bytes = 26800};
   nl_consumer_snap c = {.stream = "RL", .name = "push"};
   c.delivered_stream_seq = 20;
@@ -333,3 +333,15 @@ void test_rate_bytes_per_delivery(void) {
   s.msgs = 0;
   CHECK(nl_rate_bytes_per_delivery(&c, &s) == 0);
 }
+
+static const nl_test_case tests[] = {
+    NL_TEST(test_rate_limited_raised_and_fixed),
+    NL_TEST(test_rate_limited_filtered),
+    NL_TEST(test_rate_limited_healthy_are_silent),
+    NL_TEST(test_rate_limited_holds_and_clears),
+    NL_TEST(test_rate_limited_window_in_polls),
+    NL_TEST(test_rate_limited_behind_margin),
+    NL_TEST(test_rate_bytes_per_delivery),
+};
+
+NL_TEST_MAIN(tests)

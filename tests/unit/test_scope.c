@@ -1,6 +1,7 @@
 /* test_scope.c: Scope "server", one server's JSZ reply judged alone
  * (recorded from a 3-node nats-server 2.9.10 cluster), and the engine's
  * handling of what another server leads. */
+#include "nl_fixture.h"
 #include "nl_test.h"
 
 #include "core/model/nl_jsz.h"
@@ -43,7 +44,7 @@ static void scoped_reply(const char *fixture, int k, nl_jsz_result *r) {
  * live on n3 alone. Each server's agent judges what it leads, and only
  * that: n1 the stream, n3 the consumers, n2 nothing; what another server
  * leads is neither missing nor unobservable. */
-void test_scope_server_leaders(void) {
+static void test_scope_server_leaders(void) {
   nl_jsz_result r;
   scoped_reply("jsz_cluster.jsonl", 0, &r); /* n1 */
   CHECK_EQ_U(r.servers, 1);
@@ -119,7 +120,7 @@ static void count_stream(void *ud, const nl_stream_snap *s, uint64_t lost) {
  * leader moves to another server: it is dropped with the reason
  * NL_REASON_LED_ELSEWHERE, never "consumer deleted"; with no leader at all
  * it is kept; a stream led elsewhere gets no stream values. */
-void test_scope_engine_led_elsewhere(void) {
+static void test_scope_engine_led_elsewhere(void) {
   nl_detect_params p;
   nl_detect_params_default(&p);
   nl_engine *e = nl_engine_create(&p);
@@ -189,3 +190,10 @@ void test_scope_engine_led_elsewhere(void) {
   CHECK_EQ_U(n.onsets, 2);
   nl_engine_free(e);
 }
+
+static const nl_test_case tests[] = {
+    NL_TEST(test_scope_server_leaders),
+    NL_TEST(test_scope_engine_led_elsewhere),
+};
+
+NL_TEST_MAIN(tests)

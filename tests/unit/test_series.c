@@ -12,7 +12,7 @@
 /* Polls within one 30 s step merge: the largest pending counts, the sum of
  * redeliveries; a poll offered twice counts once; the next step starts a
  * new entry. */
-void test_series_merges_polls_into_steps(void) {
+static void test_series_merges_polls_into_steps(void) {
   nl_series s = {0};
   int64_t start = 1700000010LL * SEC; /* A step starts here. */
   int64_t t0 = start + 5 * SEC;
@@ -36,7 +36,7 @@ void test_series_merges_polls_into_steps(void) {
 }
 
 /* An hour and more of polls keeps the latest hour, oldest first in JSON. */
-void test_series_keeps_the_latest_hour(void) {
+static void test_series_keeps_the_latest_hour(void) {
   nl_series s = {0};
   int64_t t0 = 1700000010LL * SEC; /* A step starts here. */
   for (int i = 0; i < 3 * NL_SERIES_STEPS + 30; i++)
@@ -62,7 +62,7 @@ void test_series_keeps_the_latest_hour(void) {
 
 /* Evidence text cut to a message limit keeps whole items only and says
  * that some are left out; when all fit, none is marked. */
-void test_evidence_text_keeps_whole_items(void) {
+static void test_evidence_text_keeps_whole_items(void) {
   nl_finding f;
   nl_finding_start(&f, NL_NAK_STORM);
   nl_finding_add(&f, "naks_per_s_in_window", 1);
@@ -79,3 +79,11 @@ void test_evidence_text_keeps_whole_items(void) {
   nl_finding_format_evidence(&f, tiny, sizeof(tiny));
   CHECK(strcmp(tiny, "...") == 0);
 }
+
+static const nl_test_case tests[] = {
+    NL_TEST(test_series_merges_polls_into_steps),
+    NL_TEST(test_series_keeps_the_latest_hour),
+    NL_TEST(test_evidence_text_keeps_whole_items),
+};
+
+NL_TEST_MAIN(tests)

@@ -6,6 +6,7 @@
  * the test. */
 #include "core/model/nl_parse.h"
 #include "core/nl_engine.h"
+#include "nl_fixture.h"
 #include "nl_test.h"
 
 #include <stdlib.h>
@@ -164,7 +165,7 @@ static void fx_end(fx_run *c) {
 }
 
 /* Every version's replies read: the links, their reports and the times. */
-void test_source_parse_versions(void) {
+static void test_source_parse_versions(void) {
   for (size_t v = 0; v < N_VERSIONS; v++) {
     nl_snapshot_set set;
     CHECK(load(versions[v], "stream_list_copies.json", &set));
@@ -218,7 +219,7 @@ void test_source_parse_versions(void) {
  * origin below its position, with the 20 counted as skipped; the sourced
  * stream once the copies have retried and settled (it took none of the
  * 20). The filtered copy takes nothing by its filter and stays silent. */
-void test_source_recreated_origin(void) {
+static void test_source_recreated_origin(void) {
   for (size_t v = 0; v < N_VERSIONS; v++) {
     run r;
     run_init(&r);
@@ -261,7 +262,7 @@ void test_source_recreated_origin(void) {
 /* The fix: the copies created again from their configuration take the
  * new origin from its first message; the findings clear at once (a new
  * creation time is a change of configuration) and stay clear. */
-void test_source_recreated_copy_clears(void) {
+static void test_source_recreated_copy_clears(void) {
   run r;
   run_init(&r);
   CHECK(run_file(&r, "2.12.0", "stream_list_copies.json", 3, 1));
@@ -294,7 +295,7 @@ void test_source_recreated_copy_clears(void) {
 /* An idle origin (the same reply for 3 minutes) raises nothing; a link
  * that hears nothing, not even the heartbeat, is raised once it has been
  * silent for NL_SOURCE_STALL_S: with its error when it reports one. */
-void test_source_idle_and_silent(void) {
+static void test_source_idle_and_silent(void) {
   for (size_t v = 0; v < N_VERSIONS; v++) {
     fx_run c;
     CHECK(fx_start(&c, versions[v], 180));
@@ -329,7 +330,7 @@ void test_source_idle_and_silent(void) {
  * the first message it did not take is NL_SOURCE_STALL_S old, and not for
  * the filtered copy (its filter may match none of them). A copy that was
  * only slow (it takes them late) is never raised. */
-void test_source_stall_rule(void) {
+static void test_source_stall_rule(void) {
   fx_run c;
   if (!fx_start(&c, "2.9.10", 3)) {
     CHECK(false);
@@ -393,7 +394,7 @@ void test_source_stall_rule(void) {
  * counted. The sourced stream as 2.9.10 and later do; the mirror as 2.10
  * and later do (its last sequence goes back to the new origin's 0 while
  * it keeps its 50 messages, then follows the new origin). */
-void test_source_recreated_empty_is_silent(void) {
+static void test_source_recreated_empty_is_silent(void) {
   fx_run c;
   CHECK(fx_start(&c, "2.10.16", 3));
   if (c.o != NULL && c.s != NULL && c.m != NULL) {
@@ -429,7 +430,7 @@ void test_source_recreated_empty_is_silent(void) {
  * deficit is not counted yet; a heartbeat heard after the new origin was
  * first seen is, once the copy and the origin stay unchanged for two
  * polls. */
-void test_source_old_heartbeat_is_not_live(void) {
+static void test_source_old_heartbeat_is_not_live(void) {
   fx_run c;
   CHECK(fx_start(&c, "2.9.10", 3));
   if (c.o != NULL && c.s != NULL) {
@@ -458,7 +459,7 @@ void test_source_old_heartbeat_is_not_live(void) {
  * nothing since is raised after NL_SOURCE_STALL_S, its origin visible or
  * not (another domain: the finding says what could not be checked). A
  * copy with a lag that keeps taking is not. */
-void test_source_waiting(void) {
+static void test_source_waiting(void) {
   fx_run c;
   CHECK(fx_start(&c, "2.11.10", 0));
   nl_stream_snap *f = stream_of(&c.set, "FX_FILTERED");
@@ -487,7 +488,7 @@ void test_source_waiting(void) {
  * origin, which holds messages, for NL_SOURCE_STALL_S of polls; the
  * mirror's position is beyond the origin at two polls in a row. Both are
  * raised, the mirror with the origin's messages counted as skipped. */
-void test_source_first_seen_after_recreation(void) {
+static void test_source_first_seen_after_recreation(void) {
   for (size_t v = 0; v < N_VERSIONS; v++) {
     run r;
     run_init(&r);
@@ -531,7 +532,7 @@ void test_source_first_seen_after_recreation(void) {
  * origin keeps receiving: the skipped ones are counted while messages
  * flow (those of the last interval may still be on their way, the rest
  * not), never more than were skipped. */
-void test_source_flowing_count(void) {
+static void test_source_flowing_count(void) {
   nl_snapshot_set set;
   CHECK(load("2.12.0", "stream_list_copies.json", &set));
   nl_stream_snap *o = stream_of(&set, "FX_ORIGIN");
@@ -575,7 +576,7 @@ void test_source_flowing_count(void) {
  * (not by order; a report of a stream not configured is ignored), an
  * error without a description is kept as a code, and a control character
  * in a description is dropped. */
-void test_source_parse_odd(void) {
+static void test_source_parse_odd(void) {
   const char *text =
       "{\"type\":\"io.nats.jetstream.api.v1.stream_list_response\","
       "\"total\":1,\"offset\":0,\"limit\":256,\"streams\":[{"
@@ -623,7 +624,7 @@ void test_source_parse_odd(void) {
  * on; while it retries its link is live and nothing changes, which reads
  * as settled with all 60 untaken. It cannot skip beyond its position:
  * counted 50, never more. */
-void test_source_count_capped_at_position(void) {
+static void test_source_count_capped_at_position(void) {
   fx_run c;
   CHECK(fx_start(&c, "2.9.10", 3));
   if (c.o != NULL && c.m != NULL) {
@@ -650,7 +651,7 @@ void test_source_count_capped_at_position(void) {
  * numbers: the copies resume where they were and skip nothing, and
  * nothing is counted or raised. A new origin that holds only new messages
  * is counted as before. */
-void test_source_restored_origin_is_not_counted(void) {
+static void test_source_restored_origin_is_not_counted(void) {
   fx_run c;
   CHECK(fx_start(&c, "2.11.10", 3));
   if (c.o != NULL && c.m != NULL && c.s != NULL) {
@@ -672,3 +673,21 @@ void test_source_restored_origin_is_not_counted(void) {
   }
   fx_end(&c);
 }
+
+static const nl_test_case tests[] = {
+    NL_TEST(test_source_parse_versions),
+    NL_TEST(test_source_recreated_origin),
+    NL_TEST(test_source_recreated_copy_clears),
+    NL_TEST(test_source_idle_and_silent),
+    NL_TEST(test_source_stall_rule),
+    NL_TEST(test_source_recreated_empty_is_silent),
+    NL_TEST(test_source_old_heartbeat_is_not_live),
+    NL_TEST(test_source_waiting),
+    NL_TEST(test_source_first_seen_after_recreation),
+    NL_TEST(test_source_flowing_count),
+    NL_TEST(test_source_parse_odd),
+    NL_TEST(test_source_count_capped_at_position),
+    NL_TEST(test_source_restored_origin_is_not_counted),
+};
+
+NL_TEST_MAIN(tests)

@@ -105,7 +105,7 @@ static const char *get_str(struct json_object *o, const char *key) {
                                                   : "";
 }
 
-void test_view_violations(void) {
+static void test_view_violations(void) {
   fixture fx;
   fixture_init(&fx);
   fixture_poll(&fx);
@@ -155,7 +155,7 @@ void test_view_violations(void) {
 /* A stream-level finding (STREAM_SINGLE_REPLICA of an R1 stream in a
  * cluster) is listed in /api/violations too, without a consumer, and makes
  * the stream's health in /api/streams "warning", not "ok". */
-void test_view_violations_stream_level(void) {
+static void test_view_violations_stream_level(void) {
   fixture fx;
   fixture_init(&fx);
   nl_engine_free(fx.engine);
@@ -210,7 +210,7 @@ void test_view_violations_stream_level(void) {
   nl_engine_free(fx.engine);
 }
 
-void test_view_streams(void) {
+static void test_view_streams(void) {
   fixture fx;
   fixture_init(&fx);
   fixture_poll(&fx);
@@ -301,7 +301,7 @@ void test_view_streams(void) {
  * merged name each stream's and each finding's account, and a query picks
  * one account's stream. A's ORDERS/stuck is throttled; B's is not (its
  * consumer acks). */
-void test_view_accounts_merged(void) {
+static void test_view_accounts_merged(void) {
   fixture a, b;
   fixture_init(&a);
   fixture_init(&b);
@@ -370,7 +370,7 @@ void test_view_accounts_merged(void) {
   nl_engine_free(b.engine);
 }
 
-void test_view_history(void) {
+static void test_view_history(void) {
   fixture fx;
   fixture_init(&fx);
   for (int i = 0; i < NL_HISTORY_LEN + 3; i++) {
@@ -423,7 +423,7 @@ void test_view_history(void) {
   nl_engine_free(fx.engine);
 }
 
-void test_view_health_words(void) {
+static void test_view_health_words(void) {
   CHECK(strcmp(nl_view_health(NULL), "ok") == 0);
   nl_consumer_state st;
   nl_finding *held[NL_CLASS_COUNT] = {NULL};
@@ -438,7 +438,7 @@ void test_view_health_words(void) {
   CHECK(strcmp(nl_view_health(&st), "critical") == 0);
 }
 
-void test_route_decode(void) {
+static void test_route_decode(void) {
   char out[8];
   CHECK(nl_route_decode("%41b", 4, out, sizeof(out)) == 2);
   CHECK(strcmp(out, "Ab") == 0);
@@ -457,7 +457,7 @@ void test_route_decode(void) {
   CHECK(nl_route_decode("12345678", 8, out, sizeof(out)) == -1);
 }
 
-void test_route_parse(void) {
+static void test_route_parse(void) {
   char s[16], c[16];
   CHECK(nl_route_parse("/", s, c, sizeof(s)) == NL_ROUTE_INDEX);
   CHECK(nl_route_parse("/index.html", s, c, sizeof(s)) == NL_ROUTE_INDEX);
@@ -492,3 +492,12 @@ void test_route_parse(void) {
   CHECK(nl_route_parse("/api/history/0123456789abcdefXYZ/C", s, c, sizeof(s)) ==
         NL_ROUTE_BAD_NAME);
 }
+
+static const nl_test_case tests[] = {
+    NL_TEST(test_view_violations), NL_TEST(test_view_violations_stream_level),
+    NL_TEST(test_view_streams),    NL_TEST(test_view_accounts_merged),
+    NL_TEST(test_view_history),    NL_TEST(test_view_health_words),
+    NL_TEST(test_route_decode),    NL_TEST(test_route_parse),
+};
+
+NL_TEST_MAIN(tests)
