@@ -92,6 +92,7 @@ UNIT_LIB_SRC := $(wildcard tests/unit/nl_*.c)
 UNIT_LIB_OBJ := $(patsubst tests/unit/%.c,$(BUILD)/unit/%.o,$(UNIT_LIB_SRC))
 UNIT_LIB := $(BUILD)/unit/libnltest.a
 UNIT_SO := $(BUILD)/unit/libnlunit.so
+HARNESS_CHECK := $(BUILD)/unit/check_harness
 INJECT := tests/tools/nl-inject
 
 .PHONY: bench all check test unit unit-build integration demo clean format \
@@ -170,7 +171,9 @@ $(UNIT_SO): $(BUILD)/http/nl_route.o $(JSAPI_LIB) $(CORE_LIB) | $(BUILD)/unit
 		$(BUILD)/http/nl_route.o -Wl,--whole-archive $(JSAPI_LIB) $(CORE_LIB) \
 		-Wl,--no-whole-archive $(LIBS)
 
-$(UNIT_BINS): $(BUILD)/unit/%: $(BUILD)/unit/%.o $(UNIT_LIB) \
+# The harness's own check (tests/integration/test_unit_harness.sh) is a
+# test file with tests that crash and hang, built like the others.
+$(UNIT_BINS) $(HARNESS_CHECK): $(BUILD)/unit/%: $(BUILD)/unit/%.o $(UNIT_LIB) \
 		| $(UNIT_SO)
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) -o $@ $< $(UNIT_LIB) -L$(BUILD)/unit \
 		-lnlunit -Wl,-rpath,'$$ORIGIN' $(LIBS) $(LDSAN)
