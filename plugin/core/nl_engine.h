@@ -7,32 +7,11 @@
 #ifndef NL_ENGINE_H
 #define NL_ENGINE_H
 
-#include "core/detect/nl_detect.h"
+#include "core/detect/nl_options.h"
 #include "core/model/nl_advisory.h"
 #include "core/model/nl_history.h"
 #include "core/model/nl_snapshot.h"
-
-typedef struct {
-  /* A consumer seen in this poll, after detection (st->active is current). */
-  void (*consumer)(void *ud, const nl_consumer_snap *c, const nl_stream_snap *s,
-                   const nl_consumer_state *st);
-  /* A stream seen in this poll, with the running count of messages its
-   * consumers lost to eviction. Its stream-level classes (nl_class_is_stream)
-   * are already detected: see nl_engine_stream_finding. Their transitions
-   * carry the consumer NL_STREAM_FINDING_CONSUMER. */
-  void (*stream)(void *ud, const nl_stream_snap *s, uint64_t lost_total);
-  /* A finding started (active) or cleared (!active). For a clear, f is the
-   * last active version. reason is NULL, or why a consumer's findings
-   * cleared without a detection (for example "consumer deleted"). */
-  void (*transition)(void *ud, const char *stream, const char *consumer,
-                     const nl_finding *f, bool active, const char *reason);
-  /* A consumer seen in this poll declares something (nats_lens.*
-   * metadata) that cannot be read, and it was not told before
-   * (nl_ext_bad_declaration): f says what, why, and the command that
-   * writes a readable value. With the configuration classes on only. */
-  void (*declaration)(void *ud, const char *stream, const char *consumer,
-                      const nl_finding *f);
-} nl_engine_sink;
+#include "nl_sink.h"
 
 typedef struct nl_engine nl_engine;
 
@@ -98,7 +77,7 @@ int64_t nl_engine_first_seen(nl_engine *e, const char *stream,
 bool nl_engine_knows(nl_engine *e, const char *stream, const char *consumer);
 
 /* Advisories fed in, those of consumers not known yet, and those the polled
- * state contradicted (claims counted for nothing, see nl_ext_record). */
+ * state contradicted (claims counted for nothing, see nl_advised_record). */
 void nl_engine_advisory_counts(nl_engine *e, uint64_t *fed, uint64_t *unknown,
                                uint64_t *contradicted);
 
@@ -126,18 +105,6 @@ int nl_engine_active(nl_engine *e, bool (*keep)(const char *stream, void *ud),
 /* Returns how many streams the engine keeps totals for: those listed or
  * missing lately (streams gone for 10 minutes are forgotten). */
 size_t nl_engine_streams_held(const nl_engine *e);
-
-/* A finding that cleared, as the engine keeps the latest NL_RESOLVED_MAX
- * of them (names owned by the engine). */
-typedef struct {
-  char *stream;
-  char *consumer; /* NL_STREAM_FINDING_CONSUMER for a stream-level one. */
-  nl_finding f;   /* As held when it cleared: since_ns, lost, redelivered. */
-  int64_t resolved_ns;
-  const char *reason; /* A string constant, or NULL (its condition ended). */
-} nl_resolved;
-
-#define NL_RESOLVED_MAX 32
 
 /* The k-th latest finding that cleared (0 is the latest), or NULL when
  * fewer than k + 1 did. Valid until the engine next changes. */

@@ -1,7 +1,8 @@
 /* test_advisory.c: advisory parsing and queueing, and the classes beyond the
  * five (advisory-driven and polled), on the recorded 2.9.10 advisories and
  * synthetic poll sequences. */
-#include "core/detect/nl_detect_ext.h"
+#include "core/detect/nl_slow_processing.h"
+#include "core/model/nl_advised.h"
 #include "core/nl_engine.h"
 #include "jsapi/nl_advisory_fetch.h"
 #include "jsapi/nl_advisory_queue.h"
@@ -287,8 +288,8 @@ static void test_max_deliveries_claims_are_checked(void) {
   nl_registry *reg = nl_engine_registry(w.engine);
   const nl_consumer_state *sp = nl_registry_find(reg, "MD", "poison");
   const nl_consumer_state *su = nl_registry_find(reg, "MD", "unlimited");
-  CHECK(sp != NULL && sp->ext != NULL && sp->ext->claims_rejected == 2);
-  CHECK(su != NULL && su->ext != NULL && su->ext->claims_rejected == 1);
+  CHECK(sp != NULL && sp->advised != NULL && sp->advised->claims_rejected == 2);
+  CHECK(su != NULL && su->advised != NULL && su->advised->claims_rejected == 1);
   uint64_t fed, unknown, contradicted;
   nl_engine_advisory_counts(w.engine, &fed, &unknown, &contradicted);
   CHECK(fed == 3 && unknown == 0 && contradicted == 3);
@@ -396,7 +397,7 @@ static void test_forged_nak_burst_is_not_a_storm(void) {
   CHECK_EQ_U(w.onsets[NL_NAK_STORM], 0);
   const nl_consumer_state *st =
       nl_registry_find(nl_engine_registry(w.engine), "NK", "loop");
-  CHECK(st != NULL && st->ext != NULL && st->ext->n_naks == 17);
+  CHECK(st != NULL && st->advised != NULL && st->advised->n_naks == 17);
   world_free(&w);
 }
 
@@ -1443,7 +1444,7 @@ static void world_ack(world *w, const char *stream, const char *consumer,
   nl_engine_advisory(w->engine, &a, w->t, &sink, w);
 }
 
-/* Ack samples: a bounded reservoir (the newest NL_EXT_ACKS), the counts
+/* Ack samples: a bounded reservoir (the newest NL_ADVISED_ACKS), the counts
  * over ack_wait and redelivered, the nearest-rank P99; an active
  * ACK_WAIT_VIOLATION or MISSING_PROGRESS gets them as evidence and a
  * recommended ack_wait of 1.5 x P99 when that is more than the polled
@@ -1464,7 +1465,7 @@ static void test_ack_samples_p99(void) {
   /* Fewer than the minimum: counts, no P99. */
   world_ack(&w, "S", "slow", 2500, 1);
   world_ack(&w, "S", "slow", 100, 2);
-  nl_ack_stats a = nl_ext_ack_stats(st->ext, c->ack_wait_ns);
+  nl_ack_stats a = nl_advised_ack_stats(st->advised, c->ack_wait_ns);
   CHECK_EQ_U(a.samples, 2);
   CHECK_EQ_U(a.over_wait, 1);
   CHECK_EQ_U(a.redelivered, 1);
@@ -1473,28 +1474,22 @@ static void test_ack_samples_p99(void) {
    * the P99 (rank 64 of 64) is 3 s. */
   for (int i = 0; i < 200; i++)
     world_ack(&w, "S", "slow", i == 150 ? 3000 : 1000, 1);
-  a = nl_ext_ack_stats(st->ext, c->ack_wait_ns);
-  CHECK_EQ_U(a.samples, NL_EXT_ACKS);
+  a = nl_advised_ack_stats(st->advised, c->ack_wait_ns);
+  CHECK_EQ_U(a.samples, NL_ADVISED_ACKS);
   CHECK_EQ_U(a.over_wait, 1);
   CHECK_EQ_U(a.redelivered, 0);
   CHECK(fabs(a.p99_s - 3.0) < 1e-9);
-  CHECK(nl_ext_ack_stats(NULL, SEC).samples == 0);
+  CHECK(nl_advised_ack_stats(NULL, SEC).samples == 0);
 
   /* An active ACK_WAIT_VIOLATION whose polled recommendation is 4 s. */
-  nl_detect_params p;
-  nl_detect_params_default(&p);
-  p.config_classes = false;
-  bool active[NL_CLASS_COUNT] = {false};
   nl_finding out[NL_CLASS_COUNT];
   memset(out, 0, sizeof(out));
   out[NL_ACK_WAIT_VIOLATION].cls = NL_ACK_WAIT_VIOLATION;
   nl_finding_add(&out[NL_ACK_WAIT_VIOLATION], "recommended_ack_wait_s", 4);
   snprintf(out[NL_ACK_WAIT_VIOLATION].recommendation, NL_TEXT_MAX, "polled");
-  active[NL_ACK_WAIT_VIOLATION] = true;
-  nl_ext_detect_consumer(st, c, &w.streams[0], &p, NULL, w.t, active, out);
+  nl_slow_add_ack_samples(st, c, &out[NL_ACK_WAIT_VIOLATION]);
   nl_finding *f = &out[NL_ACK_WAIT_VIOLATION];
-  CHECK(active[NL_ACK_WAIT_VIOLATION]);
-  CHECK(nl_finding_get(f, "ack_samples", 0) == NL_EXT_ACKS);
+  CHECK(nl_finding_get(f, "ack_samples", 0) == NL_ADVISED_ACKS);
   CHECK(nl_finding_get(f, "ack_samples_over_wait", 0) == 1);
   CHECK(nl_finding_get(f, "processing_p99_s", 0) == 3.0);
   CHECK(nl_finding_get(f, "recommended_ack_wait_s", 0) == 5); /* ceil 4.5 */
@@ -1506,16 +1501,14 @@ static void test_ack_samples_p99(void) {
   nl_finding_add(&out[NL_MISSING_PROGRESS], "recommended_ack_wait_s", 8);
   snprintf(out[NL_MISSING_PROGRESS].fix_command, NL_TEXT_MAX, "polled fix");
   snprintf(out[NL_MISSING_PROGRESS].recommendation, NL_TEXT_MAX, "polled");
-  memset(active, 0, sizeof(active));
-  active[NL_MISSING_PROGRESS] = true;
-  nl_ext_detect_consumer(st, c, &w.streams[0], &p, NULL, w.t, active, out);
+  nl_slow_add_ack_samples(st, c, &out[NL_MISSING_PROGRESS]);
   f = &out[NL_MISSING_PROGRESS];
   CHECK(nl_finding_get(f, "recommended_ack_wait_s", 0) == 8);
   CHECK(strcmp(f->fix_command, "polled fix") == 0);
   CHECK(strncmp(f->recommendation, "polled (1.5x the P99 ack_time", 29) == 0);
   /* A held copy (already with the samples) is not changed again. */
   nl_finding held = *f;
-  nl_ext_detect_consumer(st, c, &w.streams[0], &p, NULL, w.t, active, out);
+  nl_slow_add_ack_samples(st, c, &out[NL_MISSING_PROGRESS]);
   CHECK(strcmp(out[NL_MISSING_PROGRESS].recommendation, held.recommendation) ==
         0);
   CHECK(out[NL_MISSING_PROGRESS].n_evidence == held.n_evidence);

@@ -1,6 +1,7 @@
 /* test_audit.c: the configuration audit rules (nl_audit), each with the
  * configurations that must raise it and the look-alikes that must not. */
 #include "core/detect/nl_audit.h"
+#include "core/detect/nl_classes.h"
 #include "core/model/nl_expect.h"
 #include "nl_test.h"
 
@@ -532,7 +533,7 @@ static void test_audit_class_names(void) {
     /* Audit classes never reuse a detector class name, except the
      * plugin class that reports the same rule (nl_audit_plugin_class). */
     for (int k = 0; k < NL_CLASS_COUNT; k++)
-      if (k != (int)nl_audit_plugin_class((nl_audit_class)i))
+      if (k != (int)nl_class_of_audit_rule((nl_audit_class)i))
         CHECK(strcmp(n, nl_class_name((nl_class)k)) != 0);
   }
   CHECK(strcmp(nl_audit_class_name(NL_AUDIT_CLASS_COUNT), "UNKNOWN") == 0);
@@ -562,7 +563,7 @@ static void test_audit_severity_matches_plugin_class(void) {
   audit(&set, NULL, &r);
   unsigned mapped = 0;
   for (size_t i = 0; i < r.n; i++) {
-    nl_class cls = nl_audit_plugin_class(r.items[i].cls);
+    nl_class cls = nl_class_of_audit_rule(r.items[i].cls);
     if (cls == NL_CLASS_COUNT)
       continue;
     mapped++;

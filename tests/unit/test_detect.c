@@ -3,6 +3,7 @@
  * Each test drives the engine with one stream and one consumer whose fields
  * change between polls the way a real nats-server's do in that situation
  * (see tests/tools/SCENARIOS.md for the recorded traces these follow). */
+#include "core/model/nl_names.h"
 #include "core/nl_engine.h"
 #include "core/report/nl_onset_rate.h"
 #include "nl_test.h"

@@ -4,7 +4,7 @@
 #include "nl_test.h"
 #include "nl_world.h"
 
-#include "core/detect/nl_detect_expiry.h"
+#include "core/detect/nl_consumer_expiry.h"
 #include "core/model/nl_advisory.h"
 
 #include <stdlib.h>
@@ -13,6 +13,12 @@
 /* A world with stream S (retention as given) and a durable pull consumer C
  * with inactive_threshold t_s, whose client delivers and acks every
  * message on every poll for polls polls (nothing left pending). */
+/* The watch CONSUMER_EXPIRING keeps of st (its class state), or NULL. */
+static const nl_expiry_watch *expiry_watch(const nl_consumer_state *st) {
+  const nl_class_slot *slot = nl_state_slot(st, NL_CONSUMER_EXPIRING);
+  return slot != NULL ? slot->state : NULL;
+}
+
 static nl_consumer_snap *busy_consumer(world *w, nl_retention retention,
                                        int t_s, int polls) {
   nl_stream_snap *s = add_stream(w, "S");
@@ -96,8 +102,8 @@ static void test_expiry_regular_gaps_are_silent(void) {
   CHECK_EQ_U(w.onsets[NL_CONSUMER_EXPIRING], 0);
   nl_consumer_state *st =
       nl_registry_find(nl_engine_registry(w.engine), "S", "C");
-  CHECK(st != NULL && st->expiry != NULL &&
-        st->expiry->longest_gap_ns >= 13 * SEC);
+  CHECK(st != NULL && expiry_watch(st) != NULL &&
+        expiry_watch(st)->longest_gap_ns >= 13 * SEC);
   world_free(&w);
 }
 
@@ -254,7 +260,7 @@ static void test_expiry_outlived_threshold_is_unseen_activity(void) {
     publish_unread(&w, c);
   nl_consumer_state *st =
       nl_registry_find(nl_engine_registry(w.engine), "S", "C");
-  CHECK(st != NULL && st->expiry != NULL && st->expiry->unseen);
+  CHECK(st != NULL && expiry_watch(st) != NULL && expiry_watch(st)->unseen);
   CHECK(!active_for(&w, "S", "C", NL_CONSUMER_EXPIRING));
   CHECK(w.onsets[NL_CONSUMER_EXPIRING] <= 1);
   world_free(&w);

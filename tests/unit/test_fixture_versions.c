@@ -5,8 +5,8 @@
  * (the MSG_TERMINATED "reason" from 2.10.4, paused consumers and
  * per-message TTLs from 2.11) and what must not. */
 #include "core/detect/nl_audit.h"
-#include "core/detect/nl_detect_rate.h"
-#include "core/detect/nl_detect_rejected.h"
+#include "core/detect/nl_publish_rejected.h"
+#include "core/detect/nl_rate_limited.h"
 #include "core/model/nl_advisory.h"
 #include "core/model/nl_expect.h"
 #include "core/model/nl_parse.h"

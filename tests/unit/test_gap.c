@@ -5,7 +5,7 @@
  * purge), with the fix
  * each prints. The polled states follow those recorded on real servers
  * (docs/detectors.md, SEQUENCE_GAP). */
-#include "core/detect/nl_detect_ext.h"
+#include "core/model/nl_advised.h"
 #include "core/model/nl_gap.h"
 #include "core/model/nl_removal.h"
 #include "nl_test.h"

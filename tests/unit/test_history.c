@@ -31,7 +31,7 @@ static nl_consumer_state *observe(nl_registry *reg, int64_t t_ns,
 /* Every poll held reads back as it was observed, across large steps in
  * both directions of num_pending, for more polls than the history holds. */
 static void test_history_past_samples_exact(void) {
-  nl_registry *reg = nl_registry_create();
+  nl_registry *reg = nl_registry_create(NULL);
   static const uint64_t delivered[] = {0,
                                        7,
                                        7,
@@ -79,7 +79,7 @@ static void test_history_past_samples_exact(void) {
  * num_pending moving by more than 2^31 in one interval) restarts the
  * history at the new poll instead of storing a wrong difference. */
 static void test_history_restarts_on_huge_step(void) {
-  nl_registry *reg = nl_registry_create();
+  nl_registry *reg = nl_registry_create(NULL);
   observe(reg, 5 * SEC, 10, 100, 0, 1);
   nl_consumer_state *st = observe(reg, 10 * SEC, 20, 100, 0, 2);
   CHECK_EQ_U(st->count, 2);
@@ -115,7 +115,7 @@ static void test_history_restarts_on_huge_step(void) {
 /* Older poll times are kept to the millisecond, truncated, without the
  * error growing with age. */
 static void test_history_times_to_the_millisecond(void) {
-  nl_registry *reg = nl_registry_create();
+  nl_registry *reg = nl_registry_create(NULL);
   observe(reg, 5 * SEC + 400000, 1, 0, 0, 1);
   observe(reg, 10 * SEC + 900000, 2, 0, 0, 2);
   nl_consumer_state *st = observe(reg, 15 * SEC, 3, 0, 0, 3);

@@ -1,7 +1,7 @@
 /* test_rate.c: RATE_LIMITED on the unit tests' world (a rate-limited push
  * consumer held below its incoming rate, its healthy look-alikes, hold and
  * clear), and the bytes a delivery costs its limit. */
-#include "core/detect/nl_detect_rate.h"
+#include "core/detect/nl_rate_limited.h"
 #include "nl_test.h"
 #include "nl_world.h"
 

@@ -3,7 +3,9 @@
 #include "nl_audit.h"
 
 #include "core/model/nl_expect.h"
-#include "nl_detect.h"
+#include "core/model/nl_names.h"
+#include "core/model/nl_removal.h"
+#include "nl_fix.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -238,25 +240,6 @@ bool nl_audit_dead_letter(const nl_snapshot_set *set,
 }
 
 /* Writes the dead-letter stream command for c into buf. */
-static void dead_letter_command(const nl_consumer_snap *c, char *buf,
-                                size_t len) {
-  char subject[2 * NL_NAME_MAX + 64], sw[NL_FIX_MAX];
-  words w;
-  quote(c->stream, c->name, "%s_%s_DLQ", &w);
-  snprintf(subject, sizeof(subject),
-           "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.%s.%s", c->stream,
-           c->name);
-  nl_shell_word(subject, sw, sizeof(sw));
-  snprintf(buf, len,
-           "nats stream add %s --subjects %s --storage file --defaults",
-           w.derived, sw);
-}
-
-void nl_audit_dead_letter_command(const nl_consumer_snap *c, char *buf,
-                                  size_t len) {
-  dead_letter_command(c, buf, len);
-}
-
 /* MAX_DELIVER_UNLIMITED and MAX_DELIVER_NO_DEAD_LETTER. */
 static void rule_max_deliver(audit_run *a, const nl_consumer_snap *c,
                              const nl_expectations *e) {
@@ -267,7 +250,7 @@ static void rule_max_deliver(audit_run *a, const nl_consumer_snap *c,
   words w;
   quote(c->stream, c->name, NULL, &w);
   char dlq[NL_FIX_MAX];
-  dead_letter_command(c, dlq, sizeof(dlq));
+  nl_fix_dead_letter(c, dlq, sizeof(dlq));
   if (c->max_deliver <= 0) {
     nl_finding *f = add(a, NL_AUDIT_MAX_DELIVER_UNLIMITED, NL_SEVERITY_WARNING,
                         c->stream, c->name);
@@ -389,7 +372,7 @@ static void rule_ack_wait(audit_run *a, const nl_consumer_snap *c,
                       NL_SEVERITY_CRITICAL, c->stream, c->name);
   if (f == NULL)
     return;
-  double rec = nl_detect_declared_ack_wait_s(c);
+  double rec = nl_fix_declared_ack_wait_s(c);
   nl_finding_add(f, "ack_wait_s", nl_seconds(c->ack_wait_ns));
   nl_finding_add(f, "redelivery_delay_s", nl_seconds(delay));
   nl_finding_add(f, "declared_max_processing_s",
@@ -403,25 +386,12 @@ static void rule_ack_wait(audit_run *a, const nl_consumer_snap *c,
            nl_seconds(delay),
            c->backoff_steps ? "first backoff step" : "ack_wait",
            nl_seconds(e->max_processing_ns));
-  nl_detect_ack_wait_fix(c, rec, f->fix_command, sizeof(f->fix_command));
+  nl_fix_ack_wait(c, rec, f->fix_command, sizeof(f->fix_command));
   snprintf(f->recommendation, sizeof(f->recommendation),
            "a first redelivery delay of %.0f s (1.5x the declared processing "
            "time); or have long tasks send in-progress acks (+WPI) at least "
            "every %.0f s",
            rec, nl_seconds(delay) / 2);
-}
-
-/* Counts a backlog in messages against the stream limit it fills; returns
- * the limit in messages (max_bytes converted at the average message size)
- * or 0 when the stream has no count or size limit. */
-double nl_audit_limit_messages(const nl_stream_snap *s) {
-  double limit = s->max_msgs > 0 ? (double)s->max_msgs : 0;
-  if (s->max_bytes > 0 && s->msgs > 0 && s->bytes > 0) {
-    double by_size = (double)s->max_bytes * (double)s->msgs / (double)s->bytes;
-    if (limit == 0 || by_size < limit)
-      limit = by_size;
-  }
-  return limit;
 }
 
 /* RETENTION_BELOW_BACKLOG: the stream's limits hold fewer messages than the
@@ -436,7 +406,7 @@ static void rule_retention(audit_run *a, const nl_consumer_snap *c,
   if (!c->filtered && s->first_seq > c->delivered_stream_seq + 1)
     evicted = s->first_seq - 1 - c->delivered_stream_seq;
   uint64_t backlog = c->num_pending + c->num_ack_pending;
-  double limit = nl_audit_limit_messages(s);
+  double limit = nl_stream_limit_messages(s);
   bool lost = evicted > 0 && (full || s->max_age_ns > 0);
   bool at_risk =
       full && limit > 0 && (double)backlog >= a->p->backlog_fraction * limit;
@@ -469,7 +439,7 @@ static void rule_retention(audit_run *a, const nl_consumer_snap *c,
              "it: while the consumer stays behind, new messages evict ones "
              "it has not received",
              limit, backlog, 100.0 * (double)backlog / limit);
-  nl_detect_limit_fix(c, s, evicted, f);
+  nl_fix_limit(c, s, evicted, f);
 }
 
 /* The replicas that keep consumer c's state on stream s, as the server
@@ -760,27 +730,6 @@ int nl_audit_consumer(const nl_snapshot_set *set, size_t index,
     audit_consumer(&a, &set->consumers[index],
                    &set->streams[set->consumers[index].stream_index]);
   return a.failed ? -1 : 0;
-}
-
-nl_class nl_audit_plugin_class(nl_audit_class cls) {
-  switch (cls) {
-  case NL_AUDIT_ACK_NONE:
-    return NL_ACK_NONE_CONSUMER;
-  case NL_AUDIT_ACK_ALL_PARALLEL:
-    return NL_ACK_ALL_PARALLEL;
-  case NL_AUDIT_ACK_WAIT_BELOW_PROCESSING:
-    return NL_ACK_WAIT_VIOLATION;
-  case NL_AUDIT_INTEREST_NO_CONSUMERS:
-    return NL_INTEREST_NO_CONSUMERS;
-  case NL_AUDIT_R1_ON_CLUSTER:
-    return NL_STREAM_SINGLE_REPLICA;
-  case NL_AUDIT_UNOBSERVABLE:
-    return NL_CONSUMER_UNOBSERVABLE;
-  case NL_AUDIT_CONSUMER_SINGLE_REPLICA:
-    return NL_CONSUMER_SINGLE_REPLICA;
-  default:
-    return NL_CLASS_COUNT;
-  }
 }
 
 int nl_audit_run(const nl_snapshot_set *set, const nl_stream_select *select,

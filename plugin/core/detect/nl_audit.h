@@ -88,10 +88,6 @@ int nl_audit_missing_stream(const nl_snapshot_set *set, size_t index,
                             const nl_audit_params *p, unsigned rules,
                             nl_audit_result *out);
 
-/* Returns the plugin's class (nl_finding.h) that reports the same rule, or
- * NL_CLASS_COUNT when the plugin has none. */
-nl_class nl_audit_plugin_class(nl_audit_class cls);
-
 /* INTEREST_NO_CONSUMERS seen over one interval, for streams that do have
  * consumers: interest retention, last_seq rose since prev while the stored
  * messages did not grow, and the stream's consumers received nothing
@@ -106,15 +102,6 @@ bool nl_audit_interest_dropping(const nl_stream_snap *s,
  * its MAX_DELIVERIES advisories. */
 bool nl_audit_dead_letter(const nl_snapshot_set *set,
                           const nl_consumer_snap *c);
-
-/* Writes into buf the command that creates a dead-letter stream keeping
- * the MAX_DELIVERIES advisories of c. */
-void nl_audit_dead_letter_command(const nl_consumer_snap *c, char *buf,
-                                  size_t len);
-
-/* Returns the stream's limit in messages (max_msgs, or max_bytes at the
- * average message size, whichever is smaller), or 0 when it has neither. */
-double nl_audit_limit_messages(const nl_stream_snap *s);
 
 /* Frees the findings and zeroes the result. */
 void nl_audit_result_free(nl_audit_result *r);

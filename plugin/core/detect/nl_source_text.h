@@ -1,6 +1,6 @@
 /* nl_source_text.h: what a SOURCE_STALLED finding says (evidence,
  * description, fix command, recommendation) for the cause the rules of
- * nl_detect_source.c found. */
+ * nl_source_stalled.c found. */
 #ifndef NL_SOURCE_TEXT_H
 #define NL_SOURCE_TEXT_H
 

@@ -7,51 +7,21 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The facts of each class, from its row of NL_CLASS_LIST. */
 static const struct {
   const char *name;
   const char *suffix;
   nl_severity severity;
   bool stream_level;
 } classes[NL_CLASS_COUNT] = {
-    [NL_ACK_WAIT_VIOLATION] = {"ACK_WAIT_VIOLATION", "ack_wait_violation",
-                               NL_SEVERITY_CRITICAL},
-    [NL_SEQUENCE_GAP] = {"SEQUENCE_GAP", "sequence_gap", NL_SEVERITY_CRITICAL},
-    [NL_MAX_PENDING_THROTTLE] = {"MAX_PENDING_THROTTLE", "max_pending_throttle",
-                                 NL_SEVERITY_WARNING},
-    [NL_NAK_STORM] = {"NAK_STORM", "nak_storm", NL_SEVERITY_WARNING},
-    [NL_MISSING_PROGRESS] = {"MISSING_PROGRESS", "missing_progress",
-                             NL_SEVERITY_CRITICAL},
-    [NL_MAX_DELIVER_EXHAUSTED] = {"MAX_DELIVER_EXHAUSTED",
-                                  "max_deliver_exhausted",
-                                  NL_SEVERITY_CRITICAL},
-    [NL_INTEREST_NO_CONSUMERS] = {"INTEREST_NO_CONSUMERS",
-                                  "interest_no_consumers", NL_SEVERITY_CRITICAL,
-                                  true},
-    [NL_ACK_NONE_CONSUMER] = {"ACK_NONE_CONSUMER", "ack_none_consumer",
-                              NL_SEVERITY_WARNING},
-    [NL_ACK_ALL_PARALLEL] = {"ACK_ALL_PARALLEL", "ack_all_parallel",
-                             NL_SEVERITY_WARNING},
-    [NL_PUSH_UNBOUND] = {"PUSH_UNBOUND", "push_unbound", NL_SEVERITY_WARNING},
-    [NL_RETENTION_RISK] = {"RETENTION_RISK", "retention_risk",
-                           NL_SEVERITY_WARNING},
-    [NL_CONSUMER_UNOBSERVABLE] = {"CONSUMER_UNOBSERVABLE",
-                                  "consumer_unobservable", NL_SEVERITY_WARNING,
-                                  true},
-    [NL_STREAM_SINGLE_REPLICA] = {"STREAM_SINGLE_REPLICA",
-                                  "stream_single_replica", NL_SEVERITY_WARNING,
-                                  true},
-    [NL_PUBLISH_REJECTED] = {"PUBLISH_REJECTED", "publish_rejected",
-                             NL_SEVERITY_WARNING, true},
-    [NL_CONSUMER_SINGLE_REPLICA] = {"CONSUMER_SINGLE_REPLICA",
-                                    "consumer_single_replica",
-                                    NL_SEVERITY_WARNING},
-    [NL_SOURCE_STALLED] = {"SOURCE_STALLED", "source_stalled",
-                           NL_SEVERITY_CRITICAL, true},
-    [NL_RATE_LIMITED] = {"RATE_LIMITED", "rate_limited", NL_SEVERITY_WARNING},
-    [NL_CONSUMER_EXPIRING] = {"CONSUMER_EXPIRING", "consumer_expiring",
-                              NL_SEVERITY_WARNING},
-    [NL_CONSUMER_EXPIRED] = {"CONSUMER_EXPIRED", "consumer_expired",
-                             NL_SEVERITY_CRITICAL, true},
+#define NL_CLASS_ROW(id, sfx, sev, scope)                                      \
+  [NL_##id] = {#id, #sfx, NL_SEVERITY_##sev, NL_SCOPE_##scope},
+#define NL_SCOPE_CONSUMER false
+#define NL_SCOPE_STREAM true
+    NL_CLASS_LIST(NL_CLASS_ROW)
+#undef NL_CLASS_ROW
+#undef NL_SCOPE_CONSUMER
+#undef NL_SCOPE_STREAM
 };
 
 const char *nl_class_name(nl_class cls) {

@@ -6,29 +6,49 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Every class of finding, one row each: X(ID, SUFFIX, SEVERITY, SCOPE).
+ * ID names the class (NL_ID, "ID"), SUFFIX its collectd types
+ * (nats_lens_SUFFIX in types.db.d/nats_lens.db), SEVERITY is WARNING or
+ * CRITICAL, SCOPE is CONSUMER or STREAM (a stream-level finding has no
+ * consumer; for CONSUMER_EXPIRED the consumer no longer exists). What a
+ * class detects, and how, is its definition nl_class_SUFFIX in a file of
+ * its own under detect/ (detect/nl_class.h). The order of the rows is the
+ * order classes are listed in (values, summaries, the REST API); no
+ * detection depends on it. Adding a class: one row here, its file under
+ * detect/, its types.db line, its docs section and its tests
+ * (docs/architecture.md). */
+#define NL_CLASS_LIST(X)                                                       \
+  X(ACK_WAIT_VIOLATION, ack_wait_violation, CRITICAL, CONSUMER)                \
+  X(SEQUENCE_GAP, sequence_gap, CRITICAL, CONSUMER)                            \
+  X(MAX_PENDING_THROTTLE, max_pending_throttle, WARNING, CONSUMER)             \
+  X(NAK_STORM, nak_storm, WARNING, CONSUMER)                                   \
+  X(MISSING_PROGRESS, missing_progress, CRITICAL, CONSUMER)                    \
+  X(MAX_DELIVER_EXHAUSTED, max_deliver_exhausted, CRITICAL, CONSUMER)          \
+  X(INTEREST_NO_CONSUMERS, interest_no_consumers, CRITICAL, STREAM)            \
+  X(ACK_NONE_CONSUMER, ack_none_consumer, WARNING, CONSUMER)                   \
+  X(ACK_ALL_PARALLEL, ack_all_parallel, WARNING, CONSUMER)                     \
+  X(PUSH_UNBOUND, push_unbound, WARNING, CONSUMER)                             \
+  X(RETENTION_RISK, retention_risk, WARNING, CONSUMER)                         \
+  X(CONSUMER_UNOBSERVABLE, consumer_unobservable, WARNING, STREAM)             \
+  X(STREAM_SINGLE_REPLICA, stream_single_replica, WARNING, STREAM)             \
+  X(PUBLISH_REJECTED, publish_rejected, WARNING, STREAM)                       \
+  X(CONSUMER_SINGLE_REPLICA, consumer_single_replica, WARNING, CONSUMER)       \
+  X(SOURCE_STALLED, source_stalled, CRITICAL, STREAM)                          \
+  X(RATE_LIMITED, rate_limited, WARNING, CONSUMER)                             \
+  X(CONSUMER_EXPIRING, consumer_expiring, WARNING, CONSUMER)                   \
+  X(CONSUMER_EXPIRED, consumer_expired, CRITICAL, STREAM)
+
 typedef enum {
-  NL_ACK_WAIT_VIOLATION = 0,
-  NL_SEQUENCE_GAP,
-  NL_MAX_PENDING_THROTTLE,
-  NL_NAK_STORM,
-  NL_MISSING_PROGRESS,
-  /* Classes added with advisory-driven detection (docs/detectors.md). */
-  NL_MAX_DELIVER_EXHAUSTED,
-  NL_INTEREST_NO_CONSUMERS, /* Stream-level. */
-  NL_ACK_NONE_CONSUMER,
-  NL_ACK_ALL_PARALLEL,
-  NL_PUSH_UNBOUND,
-  NL_RETENTION_RISK,
-  NL_CONSUMER_UNOBSERVABLE, /* Stream-level. */
-  NL_STREAM_SINGLE_REPLICA, /* Stream-level. */
-  NL_PUBLISH_REJECTED,      /* Stream-level. */
-  NL_CONSUMER_SINGLE_REPLICA,
-  NL_SOURCE_STALLED, /* Stream-level: the copy (mirror or sources). */
-  NL_RATE_LIMITED,
-  NL_CONSUMER_EXPIRING,
-  NL_CONSUMER_EXPIRED, /* Stream-level: the consumer no longer exists. */
-  NL_CLASS_COUNT
+#define NL_CLASS_ID(id, suffix, severity, scope) NL_##id,
+  NL_CLASS_LIST(NL_CLASS_ID)
+#undef NL_CLASS_ID
+      NL_CLASS_COUNT
 } nl_class;
+
+/* A set of classes, one bit each (NL_CLASS_BIT). */
+typedef uint64_t nl_class_mask;
+#define NL_CLASS_BIT(cls) ((nl_class_mask)1 << (cls))
+_Static_assert(NL_CLASS_COUNT <= 64, "nl_class_mask holds every class");
 
 typedef enum {
   NL_SEVERITY_WARNING = 1,

@@ -2,7 +2,7 @@
  * nl_gap.h and docs/detectors.md, SEQUENCE_GAP). */
 #include "nl_gap.h"
 
-#include "core/detect/nl_detect_advised.h"
+#include <stdlib.h>
 
 /* Whether seq lies in claim k or next to it. */
 static bool touches(const nl_gap_claim *k, uint64_t seq) {
@@ -32,12 +32,21 @@ static void merge_into(nl_gap_state *g, unsigned i) {
   }
 }
 
-int nl_gap_claim_removed(nl_gap_state *g, const nl_consumer_state *st,
-                         const nl_advisory *a) {
+/* Returns st->gap, allocating it zeroed; NULL when memory runs out. */
+static nl_gap_state *gap_of(nl_consumer_state *st) {
+  if (st->gap == NULL)
+    st->gap = calloc(1, sizeof(*st->gap));
+  return st->gap;
+}
+
+int nl_gap_claim_removed(nl_consumer_state *st, const nl_advisory *a) {
   const nl_sample *s0 = nl_state_latest(st);
   uint64_t seq = a->stream_seq;
   if (seq == 0 || (s0 != NULL && seq <= s0->ack_floor_stream_seq))
     return 1; /* Acked at the latest poll: it was not pending. */
+  nl_gap_state *g = gap_of(st);
+  if (g == NULL)
+    return -1;
   if (seq <= g->unacked_through)
     return 0; /* Counted already. */
   for (unsigned i = 0; i < g->n_claims; i++)
@@ -164,10 +173,9 @@ static void attribute_unread(nl_gap_state *g, nl_consumer_state *st,
 unsigned nl_gap_poll(nl_consumer_state *st, const nl_consumer_snap *c,
                      const nl_stream_snap *s, const nl_seqclock *clock,
                      int64_t now_ns) {
-  nl_ext_state *x = st->lost_last > 0 ? nl_ext_of(st) : st->ext;
-  if (x == NULL)
+  nl_gap_state *g = st->lost_last > 0 ? gap_of(st) : st->gap;
+  if (g == NULL)
     return 0;
-  nl_gap_state *g = &x->gap;
   if (g->excused_through > s->last_seq)
     g->excused_through = 0; /* The stream went back: created again. */
   if (st->lost_last > 0 || g->held > 0)
@@ -187,7 +195,6 @@ unsigned nl_gap_poll(nl_consumer_state *st, const nl_consumer_snap *c,
   g->unacked_total += g->unacked_last;
   st->lost_last += g->unacked_last;
   st->lost_total += g->unacked_last;
-  x->claims_rejected += bad;
   return bad > UINT32_MAX ? UINT32_MAX : (unsigned)bad;
 }
 
@@ -196,6 +203,4 @@ uint64_t nl_gap_read_through(const nl_consumer_state *st, uint64_t read) {
   return g != NULL && g->excused_through > read ? g->excused_through : read;
 }
 
-const nl_gap_state *nl_gap_of(const nl_consumer_state *st) {
-  return st->ext != NULL ? &st->ext->gap : NULL;
-}
+const nl_gap_state *nl_gap_of(const nl_consumer_state *st) { return st->gap; }

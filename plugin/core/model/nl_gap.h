@@ -18,6 +18,7 @@
 #include "nl_advisory.h"
 #include "nl_history.h"
 #include "nl_removal.h"
+#include "nl_seqclock.h"
 
 /* Ranges of claimed sequences kept per consumer until a poll checks them
  * (the stream removes contiguous runs at its head, so a few ranges hold a
@@ -29,8 +30,9 @@ typedef struct {
   int64_t received_ns; /* When the latest of them arrived. */
 } nl_gap_claim;
 
-/* Per consumer, inside nl_ext_state (one allocation, no pointers). */
-typedef struct {
+/* Per consumer (st->gap), allocated at its first loss or claim (one
+ * allocation, no pointers). */
+typedef struct nl_gap_state {
   nl_gap_claim claims[NL_GAP_CLAIM_RANGES];
   unsigned n_claims;
   /* The highest sequence counted as an unacked loss: a claim at or below
@@ -57,12 +59,12 @@ typedef struct {
 } nl_gap_state;
 
 /* Takes a MSG_TERMINATED advisory a of consumer st that claims the stream
- * removed the message (a->removed_from_stream): kept for the next poll,
- * merged into a range of claims. Returns 1 when the polled state
- * contradicts it (sequence 0, or at or below the ack floor of the latest
- * poll: that message was acked, not pending), else 0. */
-int nl_gap_claim_removed(nl_gap_state *g, const nl_consumer_state *st,
-                         const nl_advisory *a);
+ * removed the message (a->removed_from_stream): kept in st->gap
+ * (allocated) for the next poll, merged into a range of claims. Returns 1
+ * when the polled state contradicts it (sequence 0, or at or below the ack
+ * floor of the latest poll: that message was acked, not pending), -1 when
+ * memory runs out, else 0. */
+int nl_gap_claim_removed(nl_consumer_state *st, const nl_advisory *a);
 
 /* Applies poll c of consumer st (stream s, whose sequence clock is clock
  * or NULL), taken at now_ns, after nl_registry_observe recorded it: a loss
@@ -72,7 +74,8 @@ int nl_gap_claim_removed(nl_gap_state *g, const nl_consumer_state *st,
  * fired schedule stores, see nl_gap_state.held); the claims
  * that arrived before now_ns are checked, and those confirmed are added
  * to them. Returns how many claimed sequences the poll contradicts (beyond
- * what the consumer had delivered). */
+ * what the consumer had delivered; the caller counts them against the
+ * advisories, nl_advised_rejected). */
 unsigned nl_gap_poll(nl_consumer_state *st, const nl_consumer_snap *c,
                      const nl_stream_snap *s, const nl_seqclock *clock,
                      int64_t now_ns);

@@ -31,6 +31,7 @@ struct nl_registry {
   state_block *blocks;     /* Newest first. */
   unsigned newest_used;    /* Slots ever used in the newest block. */
   nl_consumer_state *free; /* Freed slots, chained through next. */
+  nl_slot_release release; /* For the class states, or NULL. */
 };
 
 /* The hash of the stream name, a separator and the consumer name. */
@@ -41,10 +42,11 @@ static uint64_t key_hash(const char *stream, const char *name) {
   return nl_hash_bytes(h, name, strlen(name));
 }
 
-nl_registry *nl_registry_create(void) {
+nl_registry *nl_registry_create(nl_slot_release release) {
   nl_registry *reg = calloc(1, sizeof(*reg));
   if (reg == NULL)
     return NULL;
+  reg->release = release;
   reg->n_buckets = 64;
   reg->buckets = calloc(reg->n_buckets, sizeof(*reg->buckets));
   if (reg->buckets == NULL) {
@@ -98,18 +100,52 @@ static nl_consumer_state *state_alloc(nl_registry *reg, size_t ls, size_t ln) {
   return st;
 }
 
+void nl_slots_clear(nl_class_slot *slots, nl_slot_release release) {
+  for (int cls = 0; slots != NULL && cls < NL_CLASS_COUNT; cls++) {
+    if (slots[cls].state != NULL && release != NULL)
+      release((nl_class)cls, slots[cls].state);
+    free(slots[cls].state);
+    slots[cls] = (nl_class_slot){NULL, 0, 0};
+  }
+}
+
+nl_class_slot *nl_state_slot(const nl_consumer_state *st, nl_class cls) {
+  return st->slots != NULL && (unsigned)cls < NL_CLASS_COUNT ? &st->slots[cls]
+                                                             : NULL;
+}
+
+nl_class_slot *nl_state_slot_make(nl_consumer_state *st, nl_class cls) {
+  if ((unsigned)cls >= NL_CLASS_COUNT)
+    return NULL;
+  if (st->slots == NULL)
+    st->slots = calloc(NL_CLASS_COUNT, sizeof(*st->slots));
+  return st->slots != NULL ? &st->slots[cls] : NULL;
+}
+
+/* Frees what the history of st keeps beyond its fixed fields: the
+ * advisories' evidence, the loss causes, the forecast's trends and every
+ * class's state (through release). */
+static void state_drop_kept(nl_consumer_state *st, nl_slot_release release) {
+  free(st->advised);
+  st->advised = NULL;
+  free(st->gap);
+  st->gap = NULL;
+  free(st->forecast);
+  st->forecast = NULL;
+  nl_slots_clear(st->slots, release);
+  free(st->slots);
+  st->slots = NULL;
+}
+
 /* Frees what st owns; its slot stays with the caller. */
-static void state_clear(nl_consumer_state *st) {
+static void state_clear(nl_consumer_state *st, nl_slot_release release) {
   if (st->active != (nl_finding **)no_findings) {
     for (int i = 0; i < NL_CLASS_COUNT; i++)
       free(st->active[i]);
     free(st->active);
   }
   free(st->events);
-  free(st->ext);
-  free(st->retention);
-  free(st->rate);
-  free(st->expiry);
+  state_drop_kept(st, release);
   free(st->loss);
   if (st->stream != ((state_slot *)st)->names)
     free(st->stream);
@@ -117,7 +153,7 @@ static void state_clear(nl_consumer_state *st) {
 
 /* Frees what st owns and puts its slot on the free list. */
 static void state_release(nl_registry *reg, nl_consumer_state *st) {
-  state_clear(st);
+  state_clear(st, reg->release);
   st->next = reg->free;
   reg->free = st;
 }
@@ -127,7 +163,7 @@ void nl_registry_free(nl_registry *reg) {
     return;
   for (size_t i = 0; i < reg->n_buckets; i++)
     for (nl_consumer_state *st = reg->buckets[i]; st != NULL; st = st->next)
-      state_clear(st);
+      state_clear(st, reg->release);
   while (reg->blocks != NULL) {
     state_block *next = reg->blocks->next;
     free(reg->blocks);
@@ -273,16 +309,10 @@ const nl_redelivery_event *nl_state_event(const nl_consumer_state *st,
 
 /* Clears the history of st but keeps its identity and active findings, so
  * that they clear through the normal path on the next detection. */
-static void state_reset(nl_consumer_state *st, int64_t created_ns) {
+static void state_reset(nl_consumer_state *st, int64_t created_ns,
+                        nl_slot_release release) {
   st->created_ns = created_ns;
-  free(st->ext);
-  st->ext = NULL;
-  free(st->retention);
-  st->retention = NULL;
-  free(st->rate);
-  st->rate = NULL;
-  free(st->expiry);
-  st->expiry = NULL;
+  state_drop_kept(st, release);
   st->count = 0;
   st->past_head = 0;
   st->n_events = 0;
@@ -592,7 +622,7 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
      * restored: its floor, too, may be an old one. So may be the floor of
      * any consumer first seen after a gap. */
     bool unproven = same || st->floor_unproven;
-    state_reset(st, same ? st->created_ns : c->created_ns);
+    state_reset(st, same ? st->created_ns : c->created_ns, reg->release);
     if (!same) {
       st->first_seen_ns = now_ns;
       st->unstored_through = unstored_through;

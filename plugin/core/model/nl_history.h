@@ -13,7 +13,10 @@
 #include "nl_snapshot.h"
 
 #define NL_HISTORY_LEN 6
+/* NL_HISTORY_LEN as text, for messages (kept equal by a static assertion). */
+#define NL_HISTORY_LEN_TEXT "6"
 #define NL_EVENTS_LEN 6
+_Static_assert(NL_HISTORY_LEN == 6, "NL_HISTORY_LEN_TEXT says 6");
 
 /* One poll's view of a consumer, plus what changed since the poll before.
  * The history keeps it whole for the latest poll only. */
@@ -99,6 +102,16 @@ typedef struct {
   uint64_t last_seq;
 } nl_loss_range;
 
+/* What the engine keeps of one class for one consumer or stream: the
+ * class's private state (a zeroed allocation of its state size; freed with
+ * free() after the registry's release hook), and the run of polls in which
+ * its condition held while the class's raise debounce holds it back. */
+typedef struct {
+  void *state;
+  int64_t raise_since_ns;
+  uint32_t raise_polls;
+} nl_class_slot;
+
 typedef struct nl_consumer_state {
   struct nl_consumer_state *next; /* Hash chain. */
   char *stream;
@@ -165,25 +178,30 @@ typedef struct nl_consumer_state {
    * finding this points to one read-only array of NULLs shared by all
    * consumers; nl_state_findings() gives a writable array. */
   nl_finding **active;
-  /* What the classes beyond the five keep (nl_detect_ext.h; owned, one
-   * allocation without pointers), or NULL until one needs it. */
-  struct nl_ext_state *ext;
-  /* What the RETENTION_RISK forecast keeps (nl_detect_retention.h; owned,
-   * no pointers), or NULL while the backlog is far from every limit. */
-  struct nl_retention_watch *retention;
-  /* What RATE_LIMITED keeps (nl_detect_rate.h; owned, no pointers), or
-   * NULL while the consumer has no rate limit. */
-  struct nl_rate_watch *rate;
-  /* What CONSUMER_EXPIRING and CONSUMER_EXPIRED keep (nl_detect_expiry.h;
-   * owned, no pointers), or NULL for a consumer without an
-   * inactive_threshold. */
-  struct nl_expiry_watch *expiry;
+  /* What advisories told about it (nl_advised.h; owned, no pointers), or
+   * NULL until one needs it. */
+  struct nl_advised *advised;
+  /* What its losses' causes excuse, and the unacked losses advisories
+   * claim (nl_gap.h; owned, no pointers), or NULL until its first loss or
+   * claim. */
+  struct nl_gap_state *gap;
+  /* The trends of its eviction forecast (nl_forecast.h; owned, no
+   * pointers), or NULL while its backlog is far from every limit. */
+  struct nl_forecast_watch *forecast;
+  /* What each class keeps of it (detect/nl_class.h): NL_CLASS_COUNT slots
+   * (owned), or NULL until a class keeps something. */
+  nl_class_slot *slots;
 } nl_consumer_state;
 
 typedef struct nl_registry nl_registry;
 
-/* Creates an empty registry, or returns NULL when memory runs out. */
-nl_registry *nl_registry_create(void);
+/* Frees what the state of class cls points to, before the state itself is
+ * freed (the engine passes the classes' release functions). */
+typedef void (*nl_slot_release)(nl_class cls, void *state);
+
+/* Creates an empty registry, or returns NULL when memory runs out. release
+ * (may be NULL) is called for each class state before it is freed. */
+nl_registry *nl_registry_create(nl_slot_release release);
 
 /* Frees the registry and every state it holds. NULL is allowed. */
 void nl_registry_free(nl_registry *reg);
@@ -258,6 +276,18 @@ void nl_state_add_nak(nl_consumer_state *st);
  * the first call for st; NULL when memory runs out (st->active is then
  * still the shared read-only array). */
 nl_finding **nl_state_findings(nl_consumer_state *st);
+
+/* Returns st's slot of class cls, or NULL when st keeps nothing for any
+ * class yet. */
+nl_class_slot *nl_state_slot(const nl_consumer_state *st, nl_class cls);
+
+/* Returns st's slot of class cls, allocating st's slots at the first call;
+ * NULL when memory runs out. */
+nl_class_slot *nl_state_slot_make(nl_consumer_state *st, nl_class cls);
+
+/* Frees the states of slots (NL_CLASS_COUNT of them), calling release
+ * first for each (release may be NULL), and zeroes them. */
+void nl_slots_clear(nl_class_slot *slots, nl_slot_release release);
 
 /* Returns the k-th newest redelivery event, or NULL. */
 const nl_redelivery_event *nl_state_event(const nl_consumer_state *st,

@@ -312,3 +312,13 @@ void nl_snapshot_set_clear(nl_snapshot_set *set) {
              sizeof(*set->missing_streams));
   memset(set, 0, sizeof(*set));
 }
+
+double nl_stream_limit_messages(const nl_stream_snap *s) {
+  double limit = s->max_msgs > 0 ? (double)s->max_msgs : 0;
+  if (s->max_bytes > 0 && s->msgs > 0 && s->bytes > 0) {
+    double by_size = (double)s->max_bytes * (double)s->msgs / (double)s->bytes;
+    if (limit == 0 || by_size < limit)
+      limit = by_size;
+  }
+  return limit;
+}

@@ -332,6 +332,10 @@ uint64_t nl_config_key(const nl_consumer_snap *c, int64_t created_ns,
 #define NL_HASH_BASIS 14695981039346656037ULL
 uint64_t nl_hash_bytes(uint64_t h, const void *data, size_t n);
 
+/* Returns the stream's limit in messages (max_msgs, or max_bytes at the
+ * average message size, whichever is smaller), or 0 when it has neither. */
+double nl_stream_limit_messages(const nl_stream_snap *s);
+
 /* A duration in nanoseconds as seconds. */
 static inline double nl_seconds(int64_t ns) { return (double)ns / 1e9; }
 

@@ -1,5 +1,9 @@
-/* nl_detect_rate.c: RATE_LIMITED (see nl_detect_rate.h). */
-#include "nl_detect_rate.h"
+/* nl_rate_limited.c: RATE_LIMITED (see nl_rate_limited.h). */
+#include "nl_rate_limited.h"
+
+#include "nl_classes.h"
+
+#include "core/model/nl_names.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -203,9 +207,6 @@ static double hundredths(double v) { return floor(v * 100 + 0.5) / 100; }
 /* The larger of a and b (fmax() is libm's). */
 static double larger(double a, double b) { return a > b ? a : b; }
 
-static const char *const limit_names[] = {"", "max_msgs", "max_bytes",
-                                          "max_age"};
-
 /* Fills f from the span r of c's window. */
 static void rate_finding(const nl_consumer_state *st, const nl_consumer_snap *c,
                          const nl_stream_snap *s, const nl_forecast *fc,
@@ -224,7 +225,7 @@ static void rate_finding(const nl_consumer_state *st, const nl_consumer_snap *c,
   double age_growth =
       !c->filtered && r->added > 0 ? larger(0, 1 - r->advanced / r->added) : 0;
   nl_limit_kind kind;
-  double eta = nl_retention_eta(fc, s, growth, age_growth, &kind);
+  double eta = nl_forecast_eta(fc, s, growth, age_growth, &kind);
   if (fc->seconds < eta) {
     eta = fc->seconds;
     kind = fc->limit;
@@ -250,7 +251,7 @@ static void rate_finding(const nl_consumer_state *st, const nl_consumer_snap *c,
     snprintf(evict, sizeof(evict),
              "; at these rates the stream's %s evicts messages it has not "
              "received in about %.0f s",
-             limit_names[kind], eta);
+             nl_limit_name(kind), eta);
   snprintf(f->description, sizeof(f->description),
            "push consumer held by its rate limit of %" PRIu64
            " bit/s (%.0f B/s): sent %.0f B/s (%.1f msg/s) while %.1f msg/s "
@@ -280,17 +281,25 @@ static void rate_finding(const nl_consumer_state *st, const nl_consumer_snap *c,
              rec, need_bits);
 }
 
-bool nl_rate_detect(nl_consumer_state *st, const nl_consumer_snap *c,
-                    const nl_stream_snap *s, const nl_detect_params *p,
-                    const nl_forecast *fc, int64_t now_ns, nl_finding *f) {
+/* RATE_LIMITED for consumer x->c (see nl_rate_limited.h): keeps the
+ * consumer's rate watch while it has a rate limit and, when the rule of
+ * docs/detectors.md holds (raised over a whole window and each of its
+ * halves; once raised, present while the latest measurable part of the
+ * window shows it), fills f. */
+static bool detect(const nl_consumer_ctx *x, void **state, nl_finding *f) {
+  const nl_consumer_state *st = x->st;
+  const nl_consumer_snap *c = x->c;
+  const nl_stream_snap *s = x->s;
+  const nl_detect_params *p = x->p;
+  const nl_forecast *fc = x->forecast;
+  int64_t now_ns = x->now_ns;
   if (!c->push || c->rate_limit_bps == 0) {
-    free(st->rate);
-    st->rate = NULL;
+    nl_class_state_drop(&nl_class_rate_limited, state);
     return false;
   }
-  if (st->rate == NULL && (st->rate = calloc(1, sizeof(*st->rate))) == NULL)
+  nl_rate_watch *w = nl_class_state(&nl_class_rate_limited, state);
+  if (w == NULL)
     return false;
-  nl_rate_watch *w = st->rate;
   int64_t window_ns = (int64_t)(p->rate_limited_s * 1e9);
   observe(w, c, s, window_ns, now_ns);
   if (w->last.poll == 0)
@@ -329,3 +338,16 @@ bool nl_rate_detect(nl_consumer_state *st, const nl_consumer_snap *c,
   rate_finding(st, c, s, fc, &r, polls, per_delivery, f);
   return true;
 }
+
+static const nl_option options[] = {
+    {"RateLimitedSeconds", NL_OPTION_NUMBER, 86400, NULL, 180.0,
+     offsetof(nl_detect_params, rate_limited_s)},
+    NL_OPTION_END,
+};
+
+const nl_class_def nl_class_rate_limited = {
+    .cls = NL_RATE_LIMITED,
+    .state_size = sizeof(nl_rate_watch),
+    .detect = detect,
+    .options = options,
+};

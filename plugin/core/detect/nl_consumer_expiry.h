@@ -1,4 +1,4 @@
-/* nl_detect_expiry.h: a consumer the server removes for inactivity while it
+/* nl_consumer_expiry.h: a consumer the server removes for inactivity while it
  * is still needed.
  *
  * A consumer with an inactive_threshold is deleted by the server once it
@@ -9,9 +9,11 @@
  * consumer disappears the way the inactivity timer removes one, with
  * messages unread or unacknowledged. The predicates, why they are right
  * and what each nats-server version does are in docs/detectors.md. Pure
- * functions of their inputs; the engine serialises. */
-#ifndef NL_DETECT_EXPIRY_H
-#define NL_DETECT_EXPIRY_H
+ * functions of their inputs and of the classes' states; the engine
+ * serialises. The definitions are nl_class_consumer_expiring and
+ * nl_class_consumer_expired (nl_classes.h). */
+#ifndef NL_CONSUMER_EXPIRY_H
+#define NL_CONSUMER_EXPIRY_H
 
 #include "core/model/nl_advisory.h"
 #include "core/model/nl_finding.h"
@@ -40,8 +42,8 @@
  * consumer again (longer: no command). */
 #define NL_EXPIRY_FILTER_MAX 256
 
-/* What the polls saw of one consumer with an inactive_threshold (owned by
- * its nl_consumer_state, one allocation without pointers). Times marked
+/* What CONSUMER_EXPIRING keeps of one consumer with an inactive_threshold
+ * (its class state, one allocation without pointers). Times marked
  * "server" are on the server's clock: the poll's "ts" (nats-server
  * 2.10+), else the plugin's poll time. */
 typedef struct nl_expiry_watch {
@@ -103,23 +105,6 @@ typedef struct nl_expiry_watch {
   char filter[NL_EXPIRY_FILTER_MAX];
 } nl_expiry_watch;
 
-/* Records consumer c of stream s polled at now_ns in st->expiry
- * (allocated for a consumer with an inactive_threshold, freed when it has
- * none). Call once per poll, after nl_registry_observe. */
-void nl_expiry_observe(nl_consumer_state *st, const nl_consumer_snap *c,
-                       const nl_stream_snap *s, int64_t now_ns);
-
-/* CONSUMER_EXPIRING for st as last observed (c its snapshot, s its
- * stream): a long-lived consumer with acks, an inactive_threshold, and
- * messages unread or unacknowledged, whose clients the latest poll showed
- * absent, idle for at least NL_EXPIRY_WARN_SHARE of its threshold and
- * longer than any idle gap it survived. Returns true and fills f. */
-bool nl_expiry_detect(const nl_consumer_state *st, const nl_consumer_snap *c,
-                      const nl_stream_snap *s, nl_finding *f);
-
-/* Records a DELETED advisory or an API delete audit a of st. */
-void nl_expiry_advisory(nl_consumer_state *st, const nl_advisory *a);
-
 /* One consumer the server removed for inactivity, kept with its stream. */
 typedef struct {
   char *name;              /* Owned. */
@@ -130,38 +115,12 @@ typedef struct {
   nl_finding f;            /* What is reported while it is the latest. */
 } nl_expired;
 
+/* What CONSUMER_EXPIRED keeps of a stream: its consumers the server
+ * removed for inactivity (its class state; the names are owned). */
 typedef struct {
   nl_expired items[NL_EXPIRED_MAX]; /* Oldest first. */
   size_t n;
   uint64_t fixes; /* Entries cleared by a consumer created again safely. */
 } nl_expired_list;
-
-/* Decides whether consumer st, which the poll at now_ns (plugin clock) no
- * longer lists while its stream s is listed completely, was removed by
- * the server's inactivity timer with something to lose: no API delete
- * audited, no gap in what the polls saw since its last poll, the stream
- * not created again, a long-lived consumer with acks whose latest poll
- * showed its clients absent with messages unread or unacknowledged, and
- * deleted (at the DELETED advisory's time when one came in between, else
- * by now) no sooner than its threshold after the latest client activity
- * seen. Returns true and fills *out (its name owned by out). */
-bool nl_expiry_gone(const nl_consumer_state *st, const nl_stream_snap *s,
-                    int64_t now_ns, nl_expired *out);
-
-/* Adds e to l (taking its name), replacing an entry of the same name; a
- * full list drops its oldest. */
-void nl_expired_add(nl_expired_list *l, nl_expired *e);
-
-/* Brings l in line with the poll set at now_ns for its stream at
- * stream_index: an entry clears once a consumer of its name is listed
- * with no inactive_threshold or one of at least the recommended value
- * (counted in l->fixes), or when none has been listed for
- * NL_EXPIRED_HOLD_NS; one listed with a shorter threshold keeps it.
- * Returns true while entries remain, with f the latest one's finding. */
-bool nl_expired_detect(nl_expired_list *l, const nl_snapshot_set *set,
-                       size_t stream_index, int64_t now_ns, nl_finding *f);
-
-/* Frees what l holds and empties it. */
-void nl_expired_clear(nl_expired_list *l);
 
 #endif

@@ -1,4 +1,4 @@
-/* nl_detect_source.h: SOURCE_STALLED, a mirror or sourced stream that
+/* nl_source_stalled.h: SOURCE_STALLED, a mirror or sourced stream that
  * stopped taking messages from its origin.
  *
  * A stream that copies another (its mirror, or one of its sources) is
@@ -7,8 +7,8 @@
  * same poll (same account, not external), the origin's own state. The
  * predicates and why they are right are in docs/detectors.md
  * ("SOURCE_STALLED"). Pure: no locking, no I/O (the engine serialises). */
-#ifndef NL_DETECT_SOURCE_H
-#define NL_DETECT_SOURCE_H
+#ifndef NL_SOURCE_STALLED_H
+#define NL_SOURCE_STALLED_H
 
 #include "core/model/nl_finding.h"
 #include "core/model/nl_snapshot.h"
@@ -28,10 +28,8 @@
  * flight). */
 #define NL_SOURCE_SETTLED_POLLS 2
 
-/* A copy stream's upstream links between polls (owned by the engine). */
+/* A copy stream's upstream links between polls (the class's state). */
 typedef struct nl_source_state nl_source_state;
-
-void nl_source_state_free(nl_source_state *st);
 
 /* What one detection gives. */
 typedef struct {

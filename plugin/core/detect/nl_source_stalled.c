@@ -1,7 +1,9 @@
-/* nl_detect_source.c: SOURCE_STALLED's rules per upstream link (see
- * nl_detect_source.h and docs/detectors.md). The finding's text is built
+/* nl_source_stalled.c: SOURCE_STALLED's rules per upstream link (see
+ * nl_source_stalled.h and docs/detectors.md). The finding's text is built
  * in nl_source_text.c. */
-#include "nl_detect_source.h"
+#include "nl_source_stalled.h"
+
+#include "nl_classes.h"
 
 #include "nl_source_text.h"
 
@@ -58,11 +60,10 @@ struct nl_source_state {
   size_t n_links;
 };
 
-void nl_source_state_free(nl_source_state *st) {
-  if (st == NULL)
-    return;
+/* Frees what a state points to (its links). */
+static void release(void *state) {
+  nl_source_state *st = state;
   free(st->links);
-  free(st);
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
@@ -324,13 +325,12 @@ void nl_detect_source(nl_source_state **stp, const nl_stream_snap *copy,
                       nl_source_result *out) {
   memset(out, 0, sizeof(*out));
   if (copy->n_links == 0) {
-    nl_source_state_free(*stp);
-    *stp = NULL;
+    nl_class_state_drop(&nl_class_source_stalled, (void **)stp);
     return;
   }
-  if (*stp == NULL && (*stp = calloc(1, sizeof(**stp))) == NULL)
+  nl_source_state *st = nl_class_state(&nl_class_source_stalled, (void **)stp);
+  if (st == NULL)
     return;
-  nl_source_state *st = *stp;
   if (st->have_prev && st->created_ns > 0 && copy->created_ns > 0 &&
       !nl_created_same(st->created_ns, copy->created_ns))
     reset(st);
@@ -377,3 +377,27 @@ void nl_detect_source(nl_source_state **stp, const nl_stream_snap *copy,
   out->active = true;
   nl_source_finding(copy, best_cause, &best, stalled_links, &out->finding);
 }
+
+/* SOURCE_STALLED of a listed stream: its upstream links judged against
+ * their origins of this poll; the messages it newly counts as skipped are
+ * the stream's lost ones. */
+static bool detect_stream(const nl_stream_ctx *x, void **state, nl_finding *f) {
+  const nl_stream_snap *s = x->s;
+  const nl_stream_snap *origins[NL_LINKS_MAX];
+  for (size_t k = 0; k < s->n_links && k < NL_LINKS_MAX; k++)
+    origins[k] =
+        s->links[k].external ? NULL : x->stream_named(x, s->links[k].name);
+  nl_source_result r;
+  nl_detect_source((nl_source_state **)state, s, origins, x->now_ns, &r);
+  *x->lost_total += r.lost_delta;
+  if (r.active)
+    *f = r.finding;
+  return r.active;
+}
+
+const nl_class_def nl_class_source_stalled = {
+    .cls = NL_SOURCE_STALLED,
+    .state_size = sizeof(nl_source_state),
+    .release = release,
+    .detect_stream = detect_stream,
+};

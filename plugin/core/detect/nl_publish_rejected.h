@@ -1,11 +1,11 @@
-/* nl_detect_rejected.h: PUBLISH_REJECTED, a stream with discard new at one
+/* nl_publish_rejected.h: PUBLISH_REJECTED, a stream with discard new at one
  * of its limits, which refuses new publishes with an error that only the
  * publisher sees.
  *
  * The predicate, why it is right and what each nats-server version shows
  * are in docs/detectors.md. Pure functions of their inputs. */
-#ifndef NL_DETECT_REJECTED_H
-#define NL_DETECT_REJECTED_H
+#ifndef NL_PUBLISH_REJECTED_H
+#define NL_PUBLISH_REJECTED_H
 
 #include "core/model/nl_finding.h"
 #include "core/model/nl_snapshot.h"
@@ -20,7 +20,8 @@ typedef enum {
                        stream holds is at max_msgs_per_subject. */
 } nl_full_limit;
 
-/* What the engine keeps of a stream's previous poll for PUBLISH_REJECTED. */
+/* What PUBLISH_REJECTED keeps of a stream's previous poll (its class
+ * state). */
 typedef struct {
   bool have_prev;
   uint64_t last_seq;

@@ -1,5 +1,7 @@
-/* nl_detect_rejected.c: PUBLISH_REJECTED (see nl_detect_rejected.h). */
-#include "nl_detect_rejected.h"
+/* nl_publish_rejected.c: PUBLISH_REJECTED (see nl_publish_rejected.h). */
+#include "nl_publish_rejected.h"
+
+#include "nl_classes.h"
 
 #include "core/model/nl_expect.h"
 #include "core/model/nl_names.h"
@@ -182,3 +184,21 @@ bool nl_detect_publish_rejected(const nl_stream_snap *s,
   fix(s, limit, f);
   return true;
 }
+
+/* PUBLISH_REJECTED of a listed stream, against its previous poll (the
+ * class's state, brought to this poll). */
+static bool detect_stream(const nl_stream_ctx *x, void **state, nl_finding *f) {
+  nl_full_prev *prev = nl_class_state(&nl_class_publish_rejected, state);
+  nl_full_prev before = prev != NULL ? *prev : (nl_full_prev){0};
+  bool on = nl_detect_publish_rejected(x->s, &before, x->now_ns, f);
+  if (prev != NULL)
+    *prev = nl_full_next(&before, x->s, x->now_ns);
+  return on;
+}
+
+const nl_class_def nl_class_publish_rejected = {
+    .cls = NL_PUBLISH_REJECTED,
+    .state_size = sizeof(nl_full_prev),
+    .detect_stream = detect_stream,
+    .forget = NL_FORGET_ELSEWHERE | NL_FORGET_GONE | NL_FORGET_RECREATED,
+};

@@ -1,6 +1,8 @@
-/* nl_detect_expiry.c: CONSUMER_EXPIRING and CONSUMER_EXPIRED (see
- * nl_detect_expiry.h and docs/detectors.md). */
-#include "nl_detect_expiry.h"
+/* nl_consumer_expiry.c: CONSUMER_EXPIRING and CONSUMER_EXPIRED (see
+ * nl_consumer_expiry.h and docs/detectors.md). */
+#include "nl_consumer_expiry.h"
+
+#include "nl_classes.h"
 
 #include "core/model/nl_names.h"
 
@@ -56,15 +58,18 @@ static void keep_last(nl_expiry_watch *w, const nl_consumer_snap *c,
     strcpy(w->filter, c->filter);
 }
 
-void nl_expiry_observe(nl_consumer_state *st, const nl_consumer_snap *c,
-                       const nl_stream_snap *s, int64_t now_ns) {
+/* Records consumer c of stream s polled at now_ns in its watch *state
+ * (allocated for a consumer with an inactive_threshold, dropped when it has
+ * none). Call once per poll, after nl_registry_observe. */
+static void observe(const nl_consumer_state *st, void **state,
+                    const nl_consumer_snap *c, const nl_stream_snap *s,
+                    int64_t now_ns) {
   if (c->inactive_threshold_ns <= 0) {
-    free(st->expiry);
-    st->expiry = NULL;
+    nl_class_state_drop(&nl_class_consumer_expiring, state);
     return;
   }
-  nl_expiry_watch *w = st->expiry;
-  if (w == NULL && (w = st->expiry = calloc(1, sizeof(*w))) == NULL)
+  nl_expiry_watch *w = nl_class_state(&nl_class_consumer_expiring, state);
+  if (w == NULL)
     return;
   int64_t sn = c->server_ts_ns > 0 ? c->server_ts_ns : now_ns;
   bool first = w->last_server_ns == 0;
@@ -147,9 +152,15 @@ static int64_t recommended(const nl_expiry_watch *w, int64_t idle_ns) {
   return (int64_t)whole_s(NL_EXPIRY_FACTOR * longest) * 1000000000LL;
 }
 
-bool nl_expiry_detect(const nl_consumer_state *st, const nl_consumer_snap *c,
-                      const nl_stream_snap *s, nl_finding *f) {
-  const nl_expiry_watch *w = st->expiry;
+/* CONSUMER_EXPIRING for st as last observed (c its snapshot, s its
+ * stream, w its watch): a long-lived consumer with acks, an
+ * inactive_threshold, and messages unread or unacknowledged, whose clients
+ * the latest poll showed absent, idle for at least NL_EXPIRY_WARN_SHARE of
+ * its threshold and longer than any idle gap it survived. Returns true and
+ * fills f. */
+static bool expiring(const nl_consumer_state *st, const nl_expiry_watch *w,
+                     const nl_consumer_snap *c, const nl_stream_snap *s,
+                     nl_finding *f) {
   if (w == NULL || w->ack_none || w->paused || w->unseen || !w->absent_shown ||
       !long_lived(w) || w->num_pending + w->num_ack_pending == 0)
     return false;
@@ -218,8 +229,10 @@ bool nl_expiry_detect(const nl_consumer_state *st, const nl_consumer_snap *c,
   return true;
 }
 
-void nl_expiry_advisory(nl_consumer_state *st, const nl_advisory *a) {
-  nl_expiry_watch *w = st->expiry;
+/* Records a DELETED advisory or an API delete audit a of the consumer in
+ * its watch. */
+static void record(nl_consumer_state *st, void **state, const nl_advisory *a) {
+  nl_expiry_watch *w = *state;
   if (w == NULL)
     return;
   if (a->kind == NL_ADV_API_DELETE)
@@ -306,9 +319,18 @@ static void describe_gone(const nl_expiry_watch *w, const char *stream,
                      : "");
 }
 
-bool nl_expiry_gone(const nl_consumer_state *st, const nl_stream_snap *s,
-                    int64_t now_ns, nl_expired *out) {
-  const nl_expiry_watch *w = st->expiry;
+/* Decides whether consumer st (watch w), which the poll at now_ns (plugin
+ * clock) no longer lists while its stream s is listed completely, was
+ * removed by the server's inactivity timer with something to lose: no API
+ * delete audited, no gap in what the polls saw since its last poll, the
+ * stream not created again, a long-lived consumer with acks whose latest
+ * poll showed its clients absent with messages unread or unacknowledged,
+ * and deleted (at the DELETED advisory's time when one came in between,
+ * else by now) no sooner than its threshold after the latest client
+ * activity seen. Returns true and fills *out (its name owned by out). */
+static bool expired_now(const nl_consumer_state *st, const nl_expiry_watch *w,
+                        const nl_stream_snap *s, int64_t now_ns,
+                        nl_expired *out) {
   if (w == NULL || w->ack_none || w->api_deleted || w->paused ||
       !w->absent_shown || st->gap_ns >= w->last_poll_ns ||
       s->last_seq < w->stream_last_seq || !long_lived(w) ||
@@ -358,7 +380,9 @@ static void remove_at(nl_expired_list *l, size_t i) {
   l->n--;
 }
 
-void nl_expired_add(nl_expired_list *l, nl_expired *e) {
+/* Adds e to l (taking its name), replacing an entry of the same name; a
+ * full list drops its oldest. */
+static void expired_add(nl_expired_list *l, nl_expired *e) {
   for (size_t i = 0; i < l->n; i++)
     if (strcmp(l->items[i].name, e->name) == 0) {
       remove_at(l, i);
@@ -382,8 +406,14 @@ static int64_t listed_threshold(const nl_snapshot_set *set, size_t stream_index,
   return -1;
 }
 
-bool nl_expired_detect(nl_expired_list *l, const nl_snapshot_set *set,
-                       size_t stream_index, int64_t now_ns, nl_finding *f) {
+/* Brings l in line with the poll set at now_ns for its stream at
+ * stream_index: an entry clears once a consumer of its name is listed
+ * with no inactive_threshold or one of at least the recommended value
+ * (counted in l->fixes), or when none has been listed for
+ * NL_EXPIRED_HOLD_NS; one listed with a shorter threshold keeps it.
+ * Returns true while entries remain, with f the latest one's finding. */
+static bool expired_detect(nl_expired_list *l, const nl_snapshot_set *set,
+                           size_t stream_index, int64_t now_ns, nl_finding *f) {
   for (size_t i = 0; i < l->n;) {
     nl_expired *e = &l->items[i];
     int64_t t = listed_threshold(set, stream_index, e->name);
@@ -417,8 +447,64 @@ bool nl_expired_detect(nl_expired_list *l, const nl_snapshot_set *set,
   return true;
 }
 
-void nl_expired_clear(nl_expired_list *l) {
+/* Frees what the list l holds and empties it. */
+static void expired_clear(void *state) {
+  nl_expired_list *l = state;
   for (size_t i = 0; i < l->n; i++)
     entry_free(&l->items[i]);
   l->n = 0;
 }
+
+static bool detect(const nl_consumer_ctx *x, void **state, nl_finding *f) {
+  observe(x->st, state, x->c, x->s, x->now_ns);
+  return *state != NULL && expiring(x->st, *state, x->c, x->s, f);
+}
+
+/* A consumer gone: kept among its stream's expired consumers (the state of
+ * CONSUMER_EXPIRED) when the server's inactivity timer removed it with
+ * something to lose. */
+static void gone(const nl_gone_ctx *g, const void *state, void **to_state) {
+  nl_expired e;
+  if (!expired_now(g->st, state, g->s, g->now_ns, &e))
+    return;
+  nl_expired_list *l = nl_class_state(&nl_class_consumer_expired, to_state);
+  if (l == NULL) {
+    free(e.name);
+    return;
+  }
+  expired_add(l, &e);
+}
+
+const nl_class_def nl_class_consumer_expiring = {
+    .cls = NL_CONSUMER_EXPIRING,
+    .state_size = sizeof(nl_expiry_watch),
+    .detect = detect,
+    .record = record,
+    .gone = gone,
+    .gone_to = NL_CONSUMER_EXPIRED,
+};
+
+/* CONSUMER_EXPIRED of a listed stream, after the poll's gone consumers were
+ * noted: held while one is not created again safely. */
+static bool detect_stream(const nl_stream_ctx *x, void **state, nl_finding *f) {
+  nl_expired_list none = {0};
+  nl_expired_list *l = *state != NULL ? *state : &none;
+  return expired_detect(l, x->set, x->index, x->now_ns, f);
+}
+
+/* The fixes counted: each consumer created again safely changes the key,
+ * so that the finding clears at once when that was the last. */
+static uint64_t key(const void *state) {
+  const nl_expired_list *l = state;
+  return l != NULL ? l->fixes : 0;
+}
+
+const nl_class_def nl_class_consumer_expired = {
+    .cls = NL_CONSUMER_EXPIRED,
+    .state_size = sizeof(nl_expired_list),
+    .release = expired_clear,
+    .detect_stream = detect_stream,
+    .key = key,
+    .after_sweep = true,
+    .forget = NL_FORGET_GONE,
+};

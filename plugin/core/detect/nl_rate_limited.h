@@ -1,4 +1,4 @@
-/* nl_detect_rate.h: RATE_LIMITED, a push consumer held below the rate it
+/* nl_rate_limited.h: RATE_LIMITED, a push consumer held below the rate it
  * must sustain by its own rate_limit_bps.
  *
  * The server sends a rate-limited push consumer's messages at most
@@ -14,11 +14,10 @@
  * hold and clear are in docs/detectors.md. Pure functions of their inputs and
  * of the consumer's rate watch (st->rate, allocated while the consumer has a
  * rate limit). */
-#ifndef NL_DETECT_RATE_H
-#define NL_DETECT_RATE_H
+#ifndef NL_RATE_LIMITED_H
+#define NL_RATE_LIMITED_H
 
-#include "nl_detect.h"
-#include "nl_detect_retention.h"
+#include "core/model/nl_snapshot.h"
 
 /* Checkpoints kept, at least a window / NL_RATE_SPACING apart: they span
  * two windows of seconds, or NL_RATE_POINTS polls when the polls are
@@ -65,15 +64,5 @@ typedef struct nl_rate_watch {
  * the server builds for c's next delivery. 0 when s stores nothing. */
 double nl_rate_bytes_per_delivery(const nl_consumer_snap *c,
                                   const nl_stream_snap *s);
-
-/* RATE_LIMITED for consumer c of stream s polled at now_ns (fc: its
- * RETENTION_RISK forecast of this poll, for the eviction forecast): keeps
- * st's rate watch and, when the rule of docs/detectors.md holds (raised
- * over a whole window and each of its halves; once raised, present while
- * the latest measurable part of the window shows it), fills f and returns
- * true. Frees st->rate when c has no rate limit. */
-bool nl_rate_detect(nl_consumer_state *st, const nl_consumer_snap *c,
-                    const nl_stream_snap *s, const nl_detect_params *p,
-                    const nl_forecast *fc, int64_t now_ns, nl_finding *f);
 
 #endif
