@@ -28,8 +28,9 @@
  *   document not yet kept is rendered from the registry, under
  *   nl_http_lock, waiting at most 0.5 s.
  * - collectd's configuration and shutdown: config_instance and
- *   nl_instance_free, when no other thread of the instance runs (shutdown
- *   closes the connection, then stops the poll, advisory and HTTP threads).
+ *   nl_instance_free (nl_instance.c), when no other thread of the instance
+ *   runs (shutdown closes the connection, then stops the poll, advisory and
+ *   HTTP threads).
  *
  * Locks, in the order they may be taken (never the other way round):
  * 1. feed_lock (nl_advisory_thread.c): orders feeding between the advisory
@@ -107,90 +108,6 @@ static int config_append(oconfig_item_t *ci, char ***list, size_t *n) {
   int status = strarray_add(list, n, s);
   free(s);
   return status;
-}
-
-nl_instance *nl_instance_new(void) {
-  nl_instance *inst = calloc(1, sizeof(*inst));
-  if (inst == NULL)
-    return NULL;
-  pthread_mutex_init(&inst->engine_lock, NULL);
-  pthread_mutex_init(&inst->created_lock, NULL);
-  pthread_mutex_init(&inst->send_lock, NULL);
-  C_COMPLAIN_INIT(&inst->poll_complaint);
-  C_COMPLAIN_INIT(&inst->connect_complaint);
-  C_COMPLAIN_INIT(&inst->publish_complaint);
-  C_COMPLAIN_INIT(&inst->overrun_complaint);
-  return inst;
-}
-
-void nl_instance_free(void *arg) {
-  nl_instance *inst = arg;
-  if (inst == NULL)
-    return;
-  /* Closing the connection first makes a request the advisory thread is
-   * waiting on (a server that does not answer) fail at once, so stopping
-   * the thread takes no Timeout; the same holds for a poll in progress.
-   * The poller, the listener and the advisory thread use the engine: stop
-   * them before it goes. */
-  bool owns = inst->parent == NULL || inst->owns_transport;
-  if (owns)
-    nl_transport_close(inst->transport);
-  nl_poller_stop(inst->poller);
-  nl_advisory_thread_stop(inst->adv);
-  /* The account instances after the poll thread (which makes them) and
-   * before the listener (their advisory threads take its lock). */
-  for (size_t i = 0; i < inst->n_accounts; i++)
-    nl_instance_free(inst->accounts[i]);
-  free(inst->accounts);
-  for (size_t i = 0; i < inst->n_adv_accounts; i++) {
-    free(inst->adv_accounts[i].account);
-    free(inst->adv_accounts[i].credentials);
-    free(inst->adv_accounts[i].user);
-    free(inst->adv_accounts[i].password);
-    nl_transport_free(inst->adv_accounts[i].transport);
-  }
-  free(inst->adv_accounts);
-  nl_http_stop(inst->http);
-  strarray_free(inst->account_select.include, inst->account_select.n_include);
-  strarray_free(inst->account_select.exclude, inst->account_select.n_exclude);
-  free(inst->account);
-  free(inst->account_id);
-  free(inst->listen_host);
-  free(inst->listen_port);
-  nl_engine_free(inst->engine);
-  if (owns)
-    nl_transport_free(inst->transport);
-  nl_poll_log_close(inst->poll_log);
-  free(inst->poll_log_path);
-  /* After the transport: its callbacks queue. */
-  nl_advisory_thread_free(inst->adv);
-  pthread_mutex_destroy(&inst->engine_lock);
-  for (size_t i = 0; i < inst->n_created; i++) {
-    free(inst->created[i].stream);
-    free(inst->created[i].consumer);
-  }
-  free(inst->created);
-  pthread_mutex_destroy(&inst->created_lock);
-  pthread_mutex_destroy(&inst->send_lock);
-  free(inst->name);
-  strarray_free(inst->urls, inst->n_urls);
-  if (inst->parent == NULL) { /* An account instance borrows them. */
-    strarray_free(inst->select.include, inst->select.n_include);
-    strarray_free(inst->select.exclude, inst->select.n_exclude);
-  }
-  free(inst->user);
-  free(inst->password);
-  free(inst->token);
-  free(inst->credentials);
-  free(inst->nkey_seed);
-  free(inst->tls_ca);
-  free(inst->tls_cert);
-  free(inst->tls_key);
-  free(inst->inbox_prefix);
-  for (size_t i = 0; i < inst->n_stream_decls; i++)
-    nl_expect_spec_free(&inst->stream_decls[i]);
-  free(inst->stream_decls);
-  free(inst);
 }
 
 /* Reads Scope "cluster" (every server's view, the default) or "server"
@@ -584,15 +501,9 @@ static size_t n_instances;
 /* Parses one Instance block, binds its listener (if any) and registers its
  * read callback; its threads start in nl_init. */
 static int config_instance(oconfig_item_t *ci) {
-  nl_instance *inst = nl_instance_new();
+  nl_instance *inst = nl_instance_new_defaults();
   if (inst == NULL)
     return -1;
-  nl_detect_params_default(&inst->params);
-  inst->params.config_classes = true;
-  inst->advisories = true;
-  nl_health_init(&inst->health);
-  inst->timeout_s = 2.0;
-  inst->consumer_values_limit = NL_DEFAULT_VALUES_LIMIT;
   if (cf_util_get_string(ci, &inst->name) != 0) {
     ERROR(LOG_PREFIX "an Instance block needs exactly one name, as in "
                      "<Instance \"local\">.");
