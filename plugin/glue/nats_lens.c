@@ -493,21 +493,14 @@ static int check_name_unambiguous(const char *name) {
                                                                          : -1;
 }
 
-/* Every instance configured, for nl_init (collectd owns them: each is freed
- * with its read callback). */
-static nl_instance **instances;
-static size_t n_instances;
-
-/* Parses one Instance block, binds its listener (if any) and registers its
- * read callback; its threads start in nl_init. */
-static int config_instance(oconfig_item_t *ci) {
-  nl_instance *inst = nl_instance_new_defaults();
-  if (inst == NULL)
-    return -1;
+/* Reads the name of an Instance block into inst->name and checks it: 1 to
+ * 63 characters without '/', and not to be confused with an instance
+ * configured before (check_name_unambiguous). Returns 0, or -1 after
+ * logging why. */
+static int config_name(oconfig_item_t *ci, nl_instance *inst) {
   if (cf_util_get_string(ci, &inst->name) != 0) {
     ERROR(LOG_PREFIX "an Instance block needs exactly one name, as in "
                      "<Instance \"local\">.");
-    nl_instance_free(inst);
     return -1;
   }
   if (inst->name[0] == '\0' || strchr(inst->name, '/') != NULL ||
@@ -515,21 +508,23 @@ static int config_instance(oconfig_item_t *ci) {
     ERROR(LOG_PREFIX "Instance \"%s\": the name must be 1 to 63 characters "
                      "without '/'.",
           inst->name);
-    nl_instance_free(inst);
     return -1;
   }
-  if (check_name_unambiguous(inst->name) != 0 ||
-      config_instance_options(ci, inst) != 0) {
-    nl_instance_free(inst);
-    return -1;
-  }
+  return check_name_unambiguous(inst->name);
+}
+
+/* Checks the options that hold only together with others: Account,
+ * ExcludeAccount and AccountAdvisories need SystemAccount true, Scope
+ * "server" needs SystemAccount true and exactly one URL, and PollLog does
+ * not go with SystemAccount true. Returns 0, or -1 after logging the first
+ * that does not hold, in that order. */
+static int check_combinations(const nl_instance *inst) {
   if (!inst->system_account && (inst->account_select.n_include > 0 ||
                                 inst->account_select.n_exclude > 0)) {
     ERROR(LOG_PREFIX "Instance \"%s\": options Account and ExcludeAccount "
                      "need SystemAccount true (without it the instance sees "
                      "only its own account).",
           inst->name);
-    nl_instance_free(inst);
     return -1;
   }
   if (!inst->system_account && inst->n_adv_accounts > 0) {
@@ -537,7 +532,6 @@ static int config_instance(oconfig_item_t *ci) {
                      "SystemAccount true (an ordinary Instance receives its "
                      "own account's advisories).",
           inst->name);
-    nl_instance_free(inst);
     return -1;
   }
   if (inst->server_scope && (!inst->system_account || inst->n_urls != 1)) {
@@ -545,30 +539,42 @@ static int config_instance(oconfig_item_t *ci) {
                      "true and exactly one URL, the NATS server on this "
                      "host (docs/agents.md).",
           inst->name);
-    nl_instance_free(inst);
     return -1;
   }
   if (inst->system_account && inst->poll_log_path != NULL) {
     ERROR(LOG_PREFIX "Instance \"%s\": option PollLog is not available with "
                      "SystemAccount true.",
           inst->name);
-    nl_instance_free(inst);
     return -1;
   }
-  if (inst->system_account && inst->advisories) {
-    /* The system account receives no account's advisories: the classes
-     * they speed up come from the polls (docs/system-account.md). */
-    INFO(LOG_PREFIX "Instance \"%s\": SystemAccount: findings come from "
-                    "polling every account; advisories are received only "
-                    "for the %zu account(s) of AccountAdvisories.",
-         inst->name, inst->n_adv_accounts);
-    inst->advisories = false;
-  }
+  return 0;
+}
+
+/* Turns off the advisories of a SystemAccount instance, and says so: the
+ * system account receives no account's advisories, and the classes they
+ * speed up come from the polls (docs/system-account.md). The accounts of
+ * AccountAdvisories keep theirs, on connections of their own. */
+static void system_account_advisories(nl_instance *inst) {
+  if (!inst->system_account || !inst->advisories)
+    return;
+  INFO(LOG_PREFIX "Instance \"%s\": SystemAccount: findings come from "
+                  "polling every account; advisories are received only "
+                  "for the %zu account(s) of AccountAdvisories.",
+       inst->name, inst->n_adv_accounts);
+  inst->advisories = false;
+}
+
+/* Makes the instance's connection from its URL, Timeout, credential, TLS
+ * and InboxPrefix options, and one connection for each AccountAdvisories
+ * entry (the same servers and TLS, the account's own credentials). None
+ * connects yet: the poll thread does. Returns 0, or -1 after logging why
+ * (URL missing, options that do not go together, a file that cannot be
+ * read). */
+static int create_transports(nl_instance *inst) {
   if (inst->n_urls == 0) {
     ERROR(LOG_PREFIX "Instance \"%s\": option URL is missing (for example "
                      "URL \"nats://127.0.0.1:4222\").",
           inst->name);
-    nl_instance_free(inst);
     return -1;
   }
   nl_transport_config tc = {
@@ -594,11 +600,8 @@ static int config_instance(oconfig_item_t *ci) {
   if (nl_transport_config_check(&tc, &names, err, sizeof(err)) != 0 ||
       nl_transport_create(&tc, &inst->transport, err, sizeof(err)) != 0) {
     ERROR(LOG_PREFIX "Instance \"%s\": %s.", inst->name, err);
-    nl_instance_free(inst);
     return -1;
   }
-  /* AccountAdvisories: the same servers and TLS, each account's own
-   * credentials. */
   for (size_t i = 0; i < inst->n_adv_accounts; i++) {
     struct account_connection *a = &inst->adv_accounts[i];
     nl_transport_config ac = tc;
@@ -612,45 +615,101 @@ static int config_instance(oconfig_item_t *ci) {
         nl_transport_create(&ac, &a->transport, err, sizeof(err)) != 0) {
       ERROR(LOG_PREFIX "Instance \"%s\": AccountAdvisories \"%s\": %s.",
             inst->name, a->account, err);
-      nl_instance_free(inst);
       return -1;
     }
   }
+  return 0;
+}
+
+/* Opens the file of option PollLog, when it names one. Returns 0, or -1
+ * after logging why. */
+static int open_poll_log(nl_instance *inst) {
+  char err[512];
   if (inst->poll_log_path != NULL &&
       nl_poll_log_open(inst->poll_log_path, &inst->poll_log, err,
                        sizeof(err)) != 0) {
     ERROR(LOG_PREFIX "Instance \"%s\": option PollLog: %s.", inst->name, err);
-    nl_instance_free(inst);
     return -1;
   }
+  return 0;
+}
+
+/* Makes the instance's engine with its detector options. Returns 0, or -1
+ * after logging that memory ran out. */
+static int create_engine(nl_instance *inst) {
   inst->engine = nl_engine_create(&inst->params);
   if (inst->engine == NULL) {
     ERROR(LOG_PREFIX "Instance \"%s\": out of memory.", inst->name);
-    nl_instance_free(inst);
     return -1;
   }
-  if (inst->listen_host != NULL) {
-    /* Bound now, so that an address in use refuses the configuration;
-     * served from nl_init. Stale: no poll started for three intervals
-     * and a Timeout. */
-    cdtime_t interval =
-        inst->interval ? inst->interval : cf_get_default_interval();
-    nl_http_config hc = {inst->listen_host, inst->listen_port, inst->name,
-                         inst->system_account ? NULL : inst->engine,
-                         (int64_t)CDTIME_T_TO_NS(3 * interval) +
-                             (int64_t)(inst->timeout_s * 1e9)};
-    int rc = nl_http_create(&hc, &inst->http, err, sizeof(err));
-    if (rc == NL_HTTP_NO_LIBRARY) {
-      /* Only the listener is lost: the instance polls and notifies. */
-      ERROR(LOG_PREFIX "Instance \"%s\": %s; it polls without the REST API "
-                       "and dashboard.",
-            inst->name, err);
-    } else if (rc != 0) {
-      ERROR(LOG_PREFIX "Instance \"%s\": %s.", inst->name, err);
-      nl_instance_free(inst);
-      return -1;
-    }
+  return 0;
+}
+
+/* Binds the listener of option Listen, when set, now, so that an address
+ * in use refuses the configuration (it serves from nl_init). Its documents
+ * are stale when no poll started for three intervals and a Timeout.
+ * Without libmicrohttpd only the listener is lost: logged, and 0 returned,
+ * since the instance still polls and notifies. Returns 0, or -1 after
+ * logging why. */
+static int bind_listener(nl_instance *inst) {
+  if (inst->listen_host == NULL)
+    return 0;
+  cdtime_t interval =
+      inst->interval ? inst->interval : cf_get_default_interval();
+  nl_http_config hc = {inst->listen_host, inst->listen_port, inst->name,
+                       inst->system_account ? NULL : inst->engine,
+                       (int64_t)CDTIME_T_TO_NS(3 * interval) +
+                           (int64_t)(inst->timeout_s * 1e9)};
+  char err[512];
+  int rc = nl_http_create(&hc, &inst->http, err, sizeof(err));
+  if (rc == NL_HTTP_NO_LIBRARY) {
+    ERROR(LOG_PREFIX "Instance \"%s\": %s; it polls without the REST API "
+                     "and dashboard.",
+          inst->name, err);
+    return 0;
   }
+  if (rc != 0) {
+    ERROR(LOG_PREFIX "Instance \"%s\": %s.", inst->name, err);
+    return -1;
+  }
+  return 0;
+}
+
+/* Reads one Instance block into a new instance: its name and options,
+ * checked together, then its connections, poll log, engine and listener,
+ * in that order. Returns the instance, ready for its read callback (its
+ * threads start in nl_init), or NULL after logging why, with everything
+ * made so far freed. */
+static nl_instance *configure_instance(oconfig_item_t *ci) {
+  nl_instance *inst = nl_instance_new_defaults();
+  if (inst == NULL)
+    return NULL;
+  if (config_name(ci, inst) != 0 || config_instance_options(ci, inst) != 0 ||
+      check_combinations(inst) != 0)
+    goto fail;
+  system_account_advisories(inst);
+  if (create_transports(inst) != 0 || open_poll_log(inst) != 0 ||
+      create_engine(inst) != 0 || bind_listener(inst) != 0)
+    goto fail;
+  return inst;
+
+fail:
+  nl_instance_free(inst);
+  return NULL;
+}
+
+/* Every instance configured, for nl_init (collectd owns them: each is freed
+ * with its read callback). */
+static nl_instance **instances;
+static size_t n_instances;
+
+/* Reads one Instance block (configure_instance) and registers its read
+ * callback, which frees the instance with collectd's shutdown. Returns 0,
+ * or -1 after logging why, or the registration's status. */
+static int config_instance(oconfig_item_t *ci) {
+  nl_instance *inst = configure_instance(ci);
+  if (inst == NULL)
+    return -1;
   nl_instance **grown =
       realloc(instances, (n_instances + 1) * sizeof(*instances));
   if (grown == NULL) {
