@@ -2,11 +2,12 @@
  * <Instance> block, or one account of a SystemAccount instance), the
  * context of a read, and the functions each file offers the others.
  *
- * nats_lens.c configures instances and runs their reads and threads (its
- * opening comment is the thread model), nl_instance.c makes and frees
- * them, nl_apply.c turns one poll's snapshots into values, notifications
- * and health events, and nl_accounts.c runs the SystemAccount and Scope
- * "server" polls with an account instance per account. */
+ * nats_lens.c registers instances and runs their reads and threads (its
+ * opening comment is the thread model), nl_config.c reads an <Instance>
+ * block into one, nl_instance.c makes and frees them, nl_apply.c turns one
+ * poll's snapshots into values, notifications and health events, and
+ * nl_accounts.c runs the SystemAccount and Scope "server" polls with an
+ * account instance per account. */
 #ifndef NL_INSTANCE_H
 #define NL_INSTANCE_H
 
