@@ -207,8 +207,7 @@ int nl_central_config(oconfig_item_t *ci) {
   if (status != 0 || b->name[0] == '\0' || strchr(b->name, '/') != NULL) {
     ERROR(LOG_PREFIX "a Coverage block needs the agents' Instance name, as "
                      "in <Coverage \"prod\">.");
-    block_release(b);
-    return -1;
+    status = -1;
   }
   for (int i = 0; status == 0 && i < ci->children_num; i++) {
     oconfig_item_t *child = ci->children + i;

@@ -2,9 +2,10 @@
  * <Instance> block, or one account of a SystemAccount instance), the
  * context of a read, and the functions each file offers the others.
  *
- * nats_lens.c configures instances and runs their reads and threads (its
- * opening comment is the thread model), nl_apply.c turns one poll's
- * snapshots into values, notifications and health events, and
+ * nats_lens.c registers instances and runs their reads and threads (its
+ * opening comment is the thread model), nl_config.c reads an <Instance>
+ * block into one, nl_instance.c makes and frees them, nl_apply.c turns one
+ * poll's snapshots into values, notifications and health events, and
  * nl_accounts.c runs the SystemAccount and Scope "server" polls with an
  * account instance per account. */
 #ifndef NL_INSTANCE_H
@@ -297,14 +298,20 @@ void nl_update_values_limit(nl_instance *inst, size_t n_consumers);
  * view), one missing from a short poll keeps them, unobservable. */
 void nl_poll_system(nl_instance *inst, read_ctx *rc);
 
+/* Returns a zeroed instance with its locks and complaints initialised, or
+ * NULL when memory runs out: the start of an account instance, which takes
+ * its options from its parent (nl_accounts.c). */
+nl_instance *nl_instance_new(void);
+
+/* Returns an instance as nl_instance_new does, with the defaults of an
+ * <Instance> block's options set (detector thresholds, Advisories,
+ * HealthEvents, Timeout, ConsumerValuesLimit), or NULL when memory runs
+ * out: the start of an instance the configuration fills. */
+nl_instance *nl_instance_new_defaults(void);
+
 /* Frees an instance or account instance (collectd's free function of the
  * read callback): closes its connection, stops its threads, then frees
  * its account instances, listener, engine and options. */
 void nl_instance_free(void *arg);
-
-/* Returns a zeroed instance with its locks and complaints initialised, or
- * NULL when memory runs out: the start of an instance and of an account
- * instance alike. */
-nl_instance *nl_instance_new(void);
 
 #endif
