@@ -45,40 +45,20 @@ static int config_scope(oconfig_item_t *ci, nl_instance *inst) {
   return status;
 }
 
-/* Reads a positive whole number option into *out. */
-static int config_unsigned(oconfig_item_t *ci, const char *inst,
-                           unsigned *out) {
-  int v = 0;
-  if (cf_util_get_int(ci, &v) != 0 || v < 1) {
-    ERROR(LOG_PREFIX "Instance \"%s\": option %s needs a whole number of at "
-                     "least 1.",
-          inst, ci->key);
-    return -1;
-  }
-  *out = (unsigned)v;
-  return 0;
-}
-
-/* Reads a number option into *out: greater than 0 (at least 0 with
- * zero_ok) and at most max. */
-static int config_number(oconfig_item_t *ci, const char *inst, bool zero_ok,
-                         double max, double *out) {
+/* Reads detector option o (a row of a class's definition or of the
+ * engine's, core/detect/nl_options.h) into inst's thresholds. */
+static int config_detector_option(oconfig_item_t *ci, nl_instance *inst,
+                                  const nl_option *o) {
   double v = 0;
-  if (cf_util_get_double(ci, &v) != 0 || !(zero_ok ? v >= 0 : v > 0) ||
-      v > max) {
-    ERROR(LOG_PREFIX "Instance \"%s\": option %s needs a number %s 0 and "
-                     "at most %g.",
-          inst, ci->key, zero_ok ? "of at least" : "greater than", max);
+  char why[160];
+  if (cf_util_get_double(ci, &v) != 0)
+    v = -1; /* Not a number: refused below, saying what it needs. */
+  if (nl_option_set(o, &inst->params, v, why, sizeof(why)) != 0) {
+    ERROR(LOG_PREFIX "Instance \"%s\": option %s %s.", inst->name, ci->key,
+          why);
     return -1;
   }
-  *out = v;
   return 0;
-}
-
-/* Reads a number greater than 0 and at most max. */
-static int config_positive(oconfig_item_t *ci, const char *inst, double max,
-                           double *out) {
-  return config_number(ci, inst, false, max, out);
 }
 
 /* Reads Timeout: 0.01 to 600 seconds (cnats counts it in whole
@@ -320,28 +300,6 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
       status = cf_util_get_string(child, &inst->inbox_prefix);
     else if (strcasecmp("PollLog", key) == 0)
       status = cf_util_get_string(child, &inst->poll_log_path);
-    else if (strcasecmp("AckWaitMinIntervals", key) == 0)
-      status = config_unsigned(child, inst->name,
-                               &inst->params.ack_wait_min_intervals);
-    else if (strcasecmp("AckWaitMinRedeliveries", key) == 0)
-      status = config_unsigned(child, inst->name,
-                               &inst->params.ack_wait_min_redeliveries);
-    else if (strcasecmp("NakStormMinRedeliveries", key) == 0)
-      status = config_unsigned(child, inst->name,
-                               &inst->params.nak_storm_min_redeliveries);
-    else if (strcasecmp("NakStormIntervals", key) == 0) {
-      status =
-          config_unsigned(child, inst->name, &inst->params.nak_storm_intervals);
-      if (status == 0 &&
-          inst->params.nak_storm_intervals > NL_HISTORY_LEN - 1) {
-        ERROR(LOG_PREFIX "Instance \"%s\": option NakStormIntervals can be at "
-                         "most %d (the history holds %d polls).",
-              inst->name, NL_HISTORY_LEN - 1, NL_HISTORY_LEN);
-        status = -1;
-      }
-    } else if (strcasecmp("MissingProgressFactor", key) == 0)
-      status = config_positive(child, inst->name, 100,
-                               &inst->params.missing_progress_factor);
     else if (strcasecmp("HealthEvents", key) == 0)
       status = cf_util_get_boolean(child, &inst->health.enabled);
     else if (strcasecmp("HealthSubjectPrefix", key) == 0)
@@ -354,18 +312,8 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
       status = cf_util_get_boolean(child, &inst->advisories);
     else if (strcasecmp("ApiAudit", key) == 0)
       status = cf_util_get_boolean(child, &inst->api_audit);
-    else if (strcasecmp("PushUnboundSeconds", key) == 0)
-      status = config_positive(child, inst->name, 86400 * 7,
-                               &inst->params.push_unbound_s);
-    else if (strcasecmp("ClearHoldSeconds", key) == 0)
-      status = config_number(child, inst->name, true, 86400,
-                             &inst->params.clear_hold_s);
-    else if (strcasecmp("RetentionHorizon", key) == 0)
-      status = config_positive(child, inst->name, 86400 * 365,
-                               &inst->params.retention_horizon_s);
-    else if (strcasecmp("RateLimitedSeconds", key) == 0)
-      status = config_positive(child, inst->name, 86400,
-                               &inst->params.rate_limited_s);
+    else if (nl_option_find(key) != NULL)
+      status = config_detector_option(child, inst, nl_option_find(key));
     else
       WARNING(LOG_PREFIX "Instance \"%s\": unknown option \"%s\" ignored.",
               inst->name, key);

@@ -4,7 +4,7 @@
  * model at the top of nats_lens.c requires. */
 #include "nl_instance.h"
 
-#include "core/detect/nl_detect.h"
+#include "core/detect/nl_options.h"
 #include "core/model/nl_expect.h"
 #include "core/nl_engine.h"
 #include "core/report/nl_health.h"

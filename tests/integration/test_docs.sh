@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The reference documentation against the code:
 # - every option the configuration parser accepts (the strcasecmp("Key", ...)
-#   calls of the collectd glue in plugin/) has a section in
+#   calls of the collectd glue in plugin/, and the detector options, rows
+#   {"Key", NL_OPTION_...} of the classes and the engine in
+#   plugin/core/detect/) has a section in
 #   docs/configuration.md whose heading names it in backticks and which
 #   gives its default and an example; and every option heading there is an
 #   option the parser accepts;
-# - every class name of plugin/core/model/nl_finding.c has a heading in
-#   docs/detectors.md;
+# - every class of NL_CLASS_LIST (plugin/core/model/nl_finding.h) has a
+#   heading in docs/detectors.md;
 # - every type the plugin dispatches, and every type of
 #   types.db.d/nats_lens.db, appears in docs/metrics.md, with every literal
 #   type instance.
@@ -24,11 +26,14 @@ GLUE=$(grep -l 'oconfig_item_t' plugin/glue/*.c)
 
 # option_keys: the option keys the glue compares with strcasecmp (against
 # key, child->key or ci->key; comparisons of option values are left out),
-# one a line.
+# and the detector options' rows, one a line.
 option_keys() {
-  # shellcheck disable=SC2086
-  grep -ohP 'strcasecmp\(\s*"\K[A-Za-z0-9_]+(?="\s*,\s*[a-z_]*(->)?key\s*\))|strcasecmp\(\s*[a-z_]*(->)?key\s*,\s*"\K[A-Za-z0-9_]+(?="\s*\))' \
-    $GLUE | sort -u
+  {
+    # shellcheck disable=SC2086
+    grep -ohP 'strcasecmp\(\s*"\K[A-Za-z0-9_]+(?="\s*,\s*[a-z_]*(->)?key\s*\))|strcasecmp\(\s*[a-z_]*(->)?key\s*,\s*"\K[A-Za-z0-9_]+(?="\s*\))' \
+      $GLUE
+    grep -ohP '^\s*\{"\K[A-Za-z0-9_]+(?=",\s*NL_OPTION_)' plugin/core/detect/*.c
+  } | sort -u
 }
 
 # section_of KEY: the text of the section of docs/configuration.md whose
@@ -87,16 +92,21 @@ else
     "documented but not accepted by the parser"
 fi
 
-# Classes: the names in the class table of nl_finding.c; there must be as
-# many as the enum has before NL_CLASS_COUNT.
-classes=$(grep -oP '^\s*\[NL_[A-Z_]+\]\s*=\s*\{"\K[A-Z_]+' plugin/core/model/nl_finding.c)
+# Classes: the rows X(ID, suffix, SEVERITY, SCOPE) of NL_CLASS_LIST, each
+# with its definition nl_class_<suffix> in a file under plugin/core/detect/.
+rows=$(grep -oP '^\s*X\(\K[A-Z_]+, [a-z_]+(?=, (WARNING|CRITICAL), (CONSUMER|STREAM)\))' \
+  plugin/core/model/nl_finding.h)
+classes=$(echo "$rows" | cut -d, -f1)
 nclasses=$(echo "$classes" | grep -c .)
-nenum=$(awk '/typedef enum/ { on = 1 } on && /NL_CLASS_COUNT/ { print n; exit }
-  on && /^ *NL_[A-Z_]+/ { n++ }' plugin/core/model/nl_finding.h)
-if [ "$nclasses" -gt 0 ] && [ "$nclasses" = "$nenum" ]; then
-  nl_pass classes/extracted "$nclasses classes"
+undefined=
+for suffix in $(echo "$rows" | cut -d' ' -f2); do
+  [ "$(grep -lE "^const nl_class_def nl_class_$suffix = \{" plugin/core/detect/*.c |
+    grep -c .)" = 1 ] || undefined="$undefined $suffix"
+done
+if [ "$nclasses" -ge 19 ] && [ -z "$undefined" ]; then
+  nl_pass classes/extracted "$nclasses classes, each defined once"
 else
-  nl_fail classes/extracted "$nclasses names in nl_finding.c, $nenum in the enum"
+  nl_fail classes/extracted "$nclasses rows in NL_CLASS_LIST; no single definition for:$undefined"
 fi
 if [ ! -f "$DETECTORS_DOC" ]; then
   nl_fail classes/documented "$DETECTORS_DOC is missing"
@@ -118,9 +128,7 @@ dispatched=$(echo "$glue_flat" |
   grep -oP 'submit_[a-z]+\([^,]+,\s*[^,]+,\s*"\K[a-z_]+(?=")')
 instances=$(echo "$glue_flat" |
   grep -oP 'submit_[a-z]+\([^,]+,\s*[^,]+,\s*"[a-z_]+",\s*"\K[a-z_]+(?=")')
-suffixes=$(tr '\n' ' ' <plugin/core/model/nl_finding.c |
-  grep -oP '\[NL_[A-Z_]+\]\s*=\s*\{"[A-Z_]+",\s*"\K[a-z_]+' |
-  sed 's/^/nats_lens_/')
+suffixes=$(echo "$rows" | cut -d' ' -f2 | sed 's/^/nats_lens_/')
 typesdb=$(awk '/^[a-z]/ { print $1 }' types.db.d/nats_lens.db)
 all_types=$(printf '%s\n' $dispatched $suffixes $typesdb | sort -u)
 ntypes=$(echo "$all_types" | grep -c .)
