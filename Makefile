@@ -215,8 +215,10 @@ check: $(PLUGIN) $(CHECK) $(UNIT_BINS) $(INJECT)
 mutate:
 	python3 tests/mutate.py
 
-# Fails when a file includes a header of a layer above its own, or a
-# library its layer must not use (tests/check_layers.sh says which).
+# Fails when a file includes a header of a layer above its own (inside
+# core, a folder above its own), or a library its layer must not use, or
+# when modules of core or glue include each other (tests/check_layers.sh
+# says which).
 check-layers:
 	tests/check_layers.sh
 
