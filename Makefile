@@ -67,11 +67,13 @@ endif
 #                  and paging, advisory subscription, queue and thread
 #                  (libnljsapi.a)
 #   plugin/http/   the REST API and dashboard (linked into the plugin only)
-#   plugin/glue/   the collectd glue (nats_lens.c: configuration, reads,
-#                  values and notifications)
-# Sources include a header of their own layer by its name and one of
-# another layer by its folder ("core/nl_engine.h", "core/model/nl_history.h"), with -Iplugin only, so a
-# file cannot reach a layer above its own by accident. Nothing links
+#   plugin/glue/   the collectd glue (nats_lens.c: callbacks and threads,
+#                  nl_config.c: configuration, nl_apply.c: values and
+#                  notifications)
+# Sources include a header of their own folder by its name and one of
+# another by its folder ("core/nl_engine.h", "core/model/nl_history.h"),
+# with -Iplugin only, so a file cannot reach a layer above its own by
+# accident. Nothing links
 # libmicrohttpd: nl_http.c opens libmicrohttpd.so.12 with dlopen when an
 # instance sets Listen, so a collectd without Listen never maps it or GnuTLS
 # (<microhttpd.h> is still needed to build).
