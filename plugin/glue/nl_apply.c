@@ -8,6 +8,7 @@
 
 #include <malloc.h>
 
+#include "core/model/nl_forecast.h"
 #include "core/model/nl_names.h"
 #include "jsapi/nl_advisory_fetch.h"
 #include "jsapi/nl_jsz_poll.h"
@@ -117,6 +118,12 @@ static void sink_consumer(void *ud, const nl_consumer_snap *c,
   submit_derive(rc, pi, "nats_lens_redelivered", ti, st->redelivered_total);
   submit_derive(rc, pi, "nats_lens_lost", ti, st->lost_total);
   nl_submit_gauge(rc, pi, "nats_lens_paused", ti, c->paused ? 1.0 : 0.0);
+  /* The eviction forecast, only where the polls trust one: a missing
+   * value is no forecast, never a number standing for none. */
+  double eta;
+  nl_limit_kind limit;
+  if (nl_forecast_latest(st, &eta, &limit))
+    nl_submit_gauge(rc, pi, "nats_lens_eviction_forecast", ti, eta);
   submit_class_gauges(rc, pi, ti, st);
 }
 

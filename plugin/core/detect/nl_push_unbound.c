@@ -30,7 +30,8 @@ static bool detect(const nl_consumer_ctx *x, void **state, nl_finding *f) {
   const nl_forecast *fc = x->forecast;
   double forecast = fc->seconds;
   if (s->max_age_ns > 0 && !s->discard_new) {
-    double by_age = nl_seconds(s->max_age_ns) - (fc->age_s > 0 ? fc->age_s : 0);
+    double by_age =
+        nl_seconds(s->max_age_ns) - (fc->age_min_s > 0 ? fc->age_min_s : 0);
     if (by_age < forecast)
       forecast = by_age;
   }

@@ -73,6 +73,7 @@ static nl_forecast_watch *watch_of(nl_consumer_state *st) {
       return NULL;
     nl_trend_init(&w->exposure, NL_FORECAST_BUCKET_NS);
     nl_trend_init(&w->age, NL_FORECAST_BUCKET_NS);
+    w->seconds = INFINITY;
     st->forecast = w;
   }
   return st->forecast;
@@ -82,7 +83,7 @@ nl_forecast nl_forecast_observe(nl_consumer_state *st,
                                 const nl_consumer_snap *c,
                                 const nl_stream_snap *s,
                                 const nl_seqclock *clock, int64_t now_ns) {
-  nl_forecast fc = {INFINITY, NL_LIMIT_NONE, 0, 0, 0, -1, false, true};
+  nl_forecast fc = {INFINITY, NL_LIMIT_NONE, 0, 0, 0, -1, -1, false, true};
   double backlog = (double)c->num_pending + (double)c->num_ack_pending;
   double limit, max_age;
   nl_limit_kind count_kind = limits_of(s, &limit, &max_age);
@@ -110,15 +111,18 @@ nl_forecast nl_forecast_observe(nl_consumer_state *st,
     if (s->last_seq >= c->num_pending &&
         s->last_seq + 1 - c->num_pending > next)
       next = s->last_seq + 1 - c->num_pending;
-    if (!nl_seqclock_age(clock, next, now_ns, &fc.age_s))
-      fc.age_s = -1;
+    if (!nl_seqclock_age(clock, next, now_ns, &fc.age_min_s) ||
+        !nl_seqclock_age_estimate(clock, next, now_ns, &fc.age_s))
+      fc.age_s = fc.age_min_s = -1;
   }
   double exp_share = limit > 0 ? fc.exposure / limit : 0;
   double age_share = max_age > 0 && fc.age_s > 0 ? fc.age_s / max_age : 0;
   fc.matters =
       exp_share >= NL_FORECAST_MATTERS || age_share >= NL_FORECAST_MATTERS;
   fc.far = exp_share < NL_FORECAST_FAR && age_share < NL_FORECAST_FAR;
-  nl_forecast_watch *w = fc.matters ? watch_of(st) : st->forecast;
+  /* The trends start before the share matters, so that a rise is seen
+   * from its beginning rather than from when it first matters. */
+  nl_forecast_watch *w = !fc.far ? watch_of(st) : st->forecast;
   if (w != NULL) {
     nl_trend_add(&w->exposure, now_ns, fc.exposure);
     nl_trend_add(&w->age, now_ns, fc.age_s > 0 ? fc.age_s : 0);
@@ -128,13 +132,27 @@ nl_forecast nl_forecast_observe(nl_consumer_state *st,
   if (max_age > 0 && fc.age_s >= 0)
     take_eta(&fc, w ? &w->age : NULL, fc.age_s, max_age, NL_LIMIT_AGE);
   /* Far from every limit, nothing can be forecast (a rise is extrapolated
-   * only from a share that matters): the trends start again once it
-   * matters. */
+   * only from a share that matters): the trends start again once it is
+   * no longer far. */
   if (fc.far && st->forecast != NULL) {
     free(st->forecast);
     st->forecast = NULL;
   }
+  if (st->forecast != NULL) {
+    st->forecast->seconds = fc.seconds;
+    st->forecast->limit = fc.limit;
+  }
   return fc;
+}
+
+bool nl_forecast_latest(const nl_consumer_state *st, double *seconds,
+                        nl_limit_kind *limit) {
+  const nl_forecast_watch *w = st->forecast;
+  if (w == NULL || !isfinite(w->seconds))
+    return false;
+  *seconds = w->seconds;
+  *limit = (nl_limit_kind)w->limit;
+  return true;
 }
 
 double nl_forecast_eta(const nl_forecast *fc, const nl_stream_snap *s,

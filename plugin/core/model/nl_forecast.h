@@ -8,8 +8,10 @@
  * to extrapolate (nl_trend). RETENTION_RISK raises on it, and PUSH_UNBOUND
  * and RATE_LIMITED quote it (docs/detectors.md). The engine makes one
  * forecast per consumer and poll; the trends live in st->forecast, kept
- * while the exposure or the age matters and freed once both are far from
- * every limit. Pure data and logic, no locking. */
+ * from when the exposure or the age is no longer far from its limit
+ * (NL_FORECAST_FAR) until both are far again; a forecast is made once
+ * either matters (NL_FORECAST_MATTERS) and its rise is trusted. Pure data
+ * and logic, no locking. */
 #ifndef NL_FORECAST_H
 #define NL_FORECAST_H
 
@@ -32,7 +34,11 @@
 /* What a consumer's forecast keeps between polls (st->forecast). */
 typedef struct nl_forecast_watch {
   nl_trend exposure; /* Messages the consumer still needs. */
-  nl_trend age;      /* Lower bound on its oldest unreceived's age. */
+  nl_trend age;      /* Estimate of its oldest unreceived's age. */
+  /* The latest forecast (nl_forecast_latest): seconds, INFINITY for
+   * none, and the limit it comes from. */
+  double seconds;
+  int limit;
 } nl_forecast_watch;
 
 /* The stream limit a forecast comes from. */
@@ -56,8 +62,11 @@ typedef struct {
   double growth_per_s; /* Sustained rise per second of the binding measure
                           (messages, or seconds of age per second). */
   double sustained_s;  /* How long that rise has been sustained. */
-  double age_s;        /* Lower bound on the oldest unreceived message's
-                          age; < 0 when unknown. */
+  double age_s;        /* Estimate of the oldest unreceived message's age
+                          (nl_seqclock_age_estimate): what the trend and
+                          the forecast follow; < 0 when unknown. */
+  double age_min_s;    /* A lower bound on that age (nl_seqclock_age);
+                          < 0 when unknown. */
   bool matters;        /* Exposure or age at least NL_FORECAST_MATTERS. */
   bool far;            /* Both below NL_FORECAST_FAR (or no limit). */
 } nl_forecast;
@@ -70,6 +79,14 @@ nl_forecast nl_forecast_observe(nl_consumer_state *st,
                                 const nl_consumer_snap *c,
                                 const nl_stream_snap *s,
                                 const nl_seqclock *clock, int64_t now_ns);
+
+/* The latest forecast made for st: returns true and sets *seconds to the
+ * time until the stream's limits start evicting messages st's consumer has
+ * not received (0 once they do) and *limit to the limit, when the polls
+ * trust one; false when they do not (no sustained rise, too far out, or
+ * far from every limit). */
+bool nl_forecast_latest(const nl_consumer_state *st, double *seconds,
+                        nl_limit_kind *limit);
 
 /* Seconds until the limits of s (those of the forecast above) start
  * evicting messages the consumer has not received, from fc's exposure and

@@ -45,6 +45,34 @@ bool nl_seqclock_age(const nl_seqclock *c, uint64_t seq, int64_t now_ns,
   return true;
 }
 
+bool nl_seqclock_age_estimate(const nl_seqclock *c, uint64_t seq,
+                              int64_t now_ns, double *age_s) {
+  if (c->n == 0 || c->latest_seq < seq)
+    return false;
+  /* The first poll held that had seen seq, and the one before it. */
+  int64_t seen_ns = c->latest_ns, before_ns = 0;
+  uint64_t seen_seq = c->latest_seq, before_seq = 0;
+  bool have_before = false;
+  for (unsigned i = 0; i < c->n; i++) {
+    unsigned k = ring_index(c, i);
+    if (c->seq[k] >= seq) {
+      seen_ns = c->t_ns[k];
+      seen_seq = c->seq[k];
+      break;
+    }
+    have_before = true;
+    before_ns = c->t_ns[k];
+    before_seq = c->seq[k];
+  }
+  int64_t at_ns = seen_ns;
+  if (have_before && seen_seq > before_seq && seen_ns > before_ns)
+    at_ns = before_ns + (int64_t)((double)(seen_ns - before_ns) *
+                                  (double)(seq - before_seq) /
+                                  (double)(seen_seq - before_seq));
+  *age_s = now_ns > at_ns ? (double)(now_ns - at_ns) / 1e9 : 0;
+  return true;
+}
+
 bool nl_seqclock_stored_after(const nl_seqclock *c, uint64_t seq,
                               int64_t *t_ns) {
   if (c->n > 0 && c->latest_seq < seq) {

@@ -34,6 +34,18 @@ void nl_seqclock_add(nl_seqclock *c, int64_t now_ns, uint64_t last_seq,
 bool nl_seqclock_age(const nl_seqclock *c, uint64_t seq, int64_t now_ns,
                      double *age_s);
 
+/* Sets *age_s to an estimate of the age at now_ns of the message with
+ * sequence seq, and returns true; returns false when no poll held has seen
+ * seq stored yet. Between the last poll that had not seen it and the
+ * first that had, the messages are taken as stored at an even pace, so
+ * that the estimate of a steadily moving sequence grows steadily, where the
+ * lower bound of nl_seqclock_age falls back at each poll held. It lies
+ * between that lower bound and the upper bound the earlier poll gives; a
+ * message older than every sample held gets the age of the oldest
+ * sample. */
+bool nl_seqclock_age_estimate(const nl_seqclock *c, uint64_t seq,
+                              int64_t now_ns, double *age_s);
+
 /* Sets *t_ns to the latest poll held at which message seq was not stored
  * yet (the last sequence was below it) and returns true: the message is
  * younger than that poll. Returns false when no poll held saw the stream

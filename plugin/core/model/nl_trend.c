@@ -38,6 +38,7 @@ void nl_trend_add(nl_trend *t, int64_t now_ns, double v) {
   }
   if (t->open && now_ns - t->open_ns >= t->bucket_ns)
     close_bucket(t);
+  t->last_ns = now_ns;
   if (!t->open) {
     t->open = true;
     t->open_ns = now_ns;
@@ -52,15 +53,17 @@ bool nl_trend_rise(const nl_trend *t, nl_rise *r) {
     return false;
   /* Over the whole span, and over the last two buckets and the open one:
    * a rise that has levelled off is no longer one. */
-  double span = (double)(t->open_ns - t->t_ns[0]) / 1e9;
+  double lows = (double)(t->open_ns - t->t_ns[0]) / 1e9;
   double recent = (double)(t->open_ns - t->t_ns[t->n - 2]) / 1e9;
-  if (!(span > 0) || !(recent > 0))
+  if (!(lows > 0) || !(recent > 0))
     return false;
-  double whole = (t->open_low - t->low[0]) / span;
+  double whole = (t->open_low - t->low[0]) / lows;
   double late = (t->open_low - t->low[t->n - 2]) / recent;
   if (!(whole > 0) || !(late > 0))
     return false;
   r->growth_per_s = late < whole ? late : whole;
-  r->span_s = span;
+  /* The open bucket's low is its lowest value so far, the latest one
+   * included: the rise has held up to the latest value. */
+  r->span_s = (double)(t->last_ns - t->t_ns[0]) / 1e9;
   return true;
 }

@@ -21,6 +21,7 @@ typedef struct {
   uint8_t n;                     /* Closed buckets held, oldest first. */
   bool open;                     /* A bucket is being filled. */
   int64_t open_ns;               /* Its start. */
+  int64_t last_ns;               /* The latest value's time. */
   double open_low;               /* Its lowest value so far. */
   int64_t bucket_ns;             /* Length of the buckets now. */
   int64_t base_ns;               /* Length after a restart. */

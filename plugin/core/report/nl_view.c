@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/model/nl_forecast.h"
 #include "nl_event.h"
 #include "nl_json.h"
 
@@ -277,6 +278,14 @@ static struct json_object *consumer_object(const nl_consumer_snap *c,
                      st ? (double)st->redelivered_total : 0);
   nl_json_add_number(o, "lost_total", st ? (double)st->lost_total : 0);
   nl_json_add_number(o, "history_samples", st ? (double)st->count : 0);
+  /* The eviction forecast, only where the polls trust one. */
+  double eta;
+  nl_limit_kind limit;
+  if (st != NULL && nl_forecast_latest(st, &eta, &limit)) {
+    nl_json_add_number(o, "eviction_forecast_s",
+                       eta < 0 ? 0 : (double)(int64_t)eta);
+    nl_json_add_string(o, "eviction_forecast_limit", nl_limit_name(limit));
+  }
   return o;
 }
 
