@@ -427,9 +427,11 @@ static const change_case change_cases[] = {
     {"ack all, one worker declared: at once", BASE_ACK_ALL, one_worker, 1,
      NULL},
     {"ack all deleted", BASE_ACK_ALL, delete_consumer, 1, "consumer deleted"},
-    /* Created again with the same configuration: the rule still matches. */
-    {"ack all created again the same: held", BASE_ACK_ALL, recreate_same, 0,
-     NULL},
+    /* Created again with the same configuration and no parallel workers
+     * seen: a new consumer, which must show them again (a fix clears at
+     * once). */
+    {"ack all created again the same: at once", BASE_ACK_ALL, recreate_same,
+     1, NULL},
     {"one replica edited to 3: at once", BASE_ONE_REPLICA, consumer_three, 1,
      NULL},
     {"one replica deleted", BASE_ONE_REPLICA, delete_consumer, 1,
