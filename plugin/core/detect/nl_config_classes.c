@@ -18,13 +18,16 @@ const nl_class_def nl_class_ack_none_consumer = {
 };
 
 /* ACK_ALL_PARALLEL starts only with parallel workers seen (its rule's
- * parallel_seen), and holds while the rule matches at all. */
+ * parallel_seen), and holds while the rule matches at all, in the same
+ * history: a consumer created again (or whose history a restart reset)
+ * must show parallel workers again. */
 static bool ack_all_parallel(const nl_consumer_ctx *x, void **state,
                              nl_finding *f) {
   const nl_finding *a =
       nl_configured_find(x->configured, NL_AUDIT_ACK_ALL_PARALLEL);
-  if (a == NULL || (!nl_finding_holding(x->st->active[NL_ACK_ALL_PARALLEL]) &&
-                    nl_finding_get(a, "parallel_seen", 0) == 0))
+  bool holding = x->st->count > 1 &&
+                 nl_finding_holding(x->st->active[NL_ACK_ALL_PARALLEL]);
+  if (a == NULL || (!holding && nl_finding_get(a, "parallel_seen", 0) == 0))
     return false;
   nl_configured_take(a, NL_ACK_ALL_PARALLEL, f);
   return true;

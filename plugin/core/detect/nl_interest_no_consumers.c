@@ -35,8 +35,11 @@ static bool judge(const nl_stream_ctx *x, const interest_prev *prev,
   bool empty_long =
       prev != NULL && prev->have_prev && prev->empty_since_ns > 0 &&
       nl_seconds(x->now_ns - prev->empty_since_ns) >= NL_INTEREST_EMPTY_S;
-  if (a != NULL &&
-      (s->consumer_count != 0 || empty_long || nl_finding_holding(held))) {
+  /* A held finding holds itself only over a stream seen at the poll
+   * before: one created again (its state forgotten) is a new stream, whose
+   * old finding clears at once and which gets its own wait. */
+  bool holding = prev != NULL && prev->have_prev && nl_finding_holding(held);
+  if (a != NULL && (s->consumer_count != 0 || empty_long || holding)) {
     nl_configured_take(a, NL_INTEREST_NO_CONSUMERS, f);
     return true;
   }

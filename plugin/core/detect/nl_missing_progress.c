@@ -31,6 +31,14 @@ static bool detect(const nl_consumer_ctx *x, void **state, nl_finding *f) {
   bool few = nl_expiry_rounds_few(r, p);
   bool now_stuck = st->acked_since_floor && st->redelivered_since_floor > 0 &&
                    (double)stuck >= limit && few;
+  /* The stuck period lasts while later messages are acked, by the measure
+   * of the expiry rounds (an ack within one delay and the interval): a
+   * consumer that stopped acking altogether (hung, its requests still
+   * waiting for redeliveries) has no long task among quick ones. */
+  nl_past_sample s1;
+  if (!nl_state_past(st, 1, &s1) ||
+      s0->t_ns - st->last_ack_change_ns > delay + (s0->t_ns - s1.t_ns))
+    now_stuck = false;
   bool long_tasks = r->recurring && few;
   /* Long tasks come one after another: when one finishes, the finding holds
    * for one more limit while the next may be building up. */
