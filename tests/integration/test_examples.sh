@@ -29,9 +29,14 @@ plugin_blocks() {
 }
 
 # Options used in the examples' plugin blocks, against the parser's keys
-# (the same extraction as tests/integration/test_docs.sh).
-keys=$(grep -ohP 'strcasecmp\(\s*"\K[A-Za-z0-9_]+(?="\s*,\s*[a-z_]*(->)?key\s*\))' \
-  $(grep -l oconfig_item_t "$NL_ROOT"/plugin/glue/*.c) | tr 'A-Z' 'a-z' | sort -u)
+# and the detector options of the classes' rows (the same extraction as
+# tests/integration/test_docs.sh).
+keys=$({
+  grep -ohP 'strcasecmp\(\s*"\K[A-Za-z0-9_]+(?="\s*,\s*[a-z_]*(->)?key\s*\))' \
+    $(grep -l oconfig_item_t "$NL_ROOT"/plugin/glue/*.c)
+  grep -ohP '^\s*\{"\K[A-Za-z0-9_]+(?=",\s*NL_OPTION_)' \
+    "$NL_ROOT"/plugin/core/detect/*.c
+} | tr 'A-Z' 'a-z' | sort -u)
 unknown=
 nfiles=0
 for f in $(grep -rlis '<plugin *"\?nats_lens"\?>' "$EX" --include='*.conf'); do
