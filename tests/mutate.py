@@ -571,8 +571,8 @@ MUTATIONS = [
      "    .suppresses = NL_CLASS_BIT(NL_RETENTION_RISK),",
      "    .suppresses = 0,"),
     ("a trend's span in milliseconds", "plugin/core/model/nl_trend.c",
-     "  r->span_s = (double)(t->last_ns - t->t_ns[0]) / 1e9;",
-     "  r->span_s = (double)(t->last_ns - t->t_ns[0]) / 1e6;"),
+     "  double span = (double)(t->open_ns - t->t_ns[0]) / 1e9;",
+     "  double span = (double)(t->open_ns - t->t_ns[0]) / 1e6;"),
     ("PUSH_UNBOUND not at exactly PushUnboundSeconds", "plugin/core/detect/nl_push_unbound.c",
      "  if (unbound_s < p->push_unbound_s)\n    return false;",
      "  if (unbound_s <= p->push_unbound_s)\n    return false;"),
@@ -592,8 +592,8 @@ MUTATIONS = [
      "  bool evicting = forecast < p->retention_horizon_s;",
      "  bool evicting = forecast <= p->retention_horizon_s;"),
     ("PUSH_UNBOUND's max_age eviction ignores the backlog's age", "plugin/core/detect/nl_push_unbound.c",
-     "        nl_seconds(s->max_age_ns) - (fc->age_min_s > 0 ? fc->age_min_s : 0);",
-     "        nl_seconds(s->max_age_ns);"),
+     "    double by_age = nl_seconds(s->max_age_ns) - (fc->age_s > 0 ? fc->age_s : 0);",
+     "    double by_age = nl_seconds(s->max_age_ns);"),
     ("PUSH_UNBOUND takes a discard-new stream's max_age", "plugin/core/detect/nl_push_unbound.c",
      "  if (s->max_age_ns > 0 && !s->discard_new) {",
      "  if (s->max_age_ns > 0) {"),
@@ -1152,6 +1152,9 @@ MUTATIONS = [
     ("a declared finding is suppressed too", "plugin/core/nl_judge.c",
      "    } else if (config[cls]) {",
      "    } else if (config[cls] && (suppressed & NL_CLASS_BIT(cls)) == 0) {"),
+    ("an exposure at 10 % of the limit does not matter", "plugin/core/model/nl_forecast.c",
+     "      exp_share >= NL_FORECAST_MATTERS || age_share >= NL_FORECAST_MATTERS;",
+     "      exp_share > NL_FORECAST_MATTERS || age_share >= NL_FORECAST_MATTERS;"),
 ]
 
 
