@@ -1152,6 +1152,9 @@ MUTATIONS = [
     ("a declared finding is suppressed too", "plugin/core/nl_judge.c",
      "    } else if (config[cls]) {",
      "    } else if (config[cls] && (suppressed & NL_CLASS_BIT(cls)) == 0) {"),
+    ("an exposure at 10 % of the limit does not matter", "plugin/core/model/nl_forecast.c",
+     "      exp_share >= NL_FORECAST_MATTERS || age_share >= NL_FORECAST_MATTERS;",
+     "      exp_share > NL_FORECAST_MATTERS || age_share >= NL_FORECAST_MATTERS;"),
 ]
 
 
