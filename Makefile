@@ -293,6 +293,13 @@ else
 		INTERVAL=$(VINTERVAL) $(TEST_ENV) tests/eval/versions.sh
 endif
 
+# The lead time of RETENTION_RISK's forecast on a real server: steady
+# trends toward each kind of limit at once, raised and first loss, written
+# into results/eval.md (tests/eval/forecast.sh; about 10 minutes).
+.PHONY: eval-forecast
+eval-forecast: $(PLUGIN) $(INJECT)
+	INTERVAL=$(INTERVAL) $(TEST_ENV) tests/eval/forecast.sh
+
 format:
 	clang-format -i plugin/*/*.c plugin/core/*/*.c $(HEADERS) cli/*.c cli/*.h \
 		tests/unit/*.c tests/unit/*.h tests/tools/*.c

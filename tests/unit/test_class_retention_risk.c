@@ -2,8 +2,9 @@
  * forecast and of its raise, hold and clear (docs/detectors.md,
  * RETENTION_RISK): raised under the horizon, held under 1.2 x the horizon
  * (the onset's evidence kept in that band), a rise sustained over 30 s and
- * extrapolated at most 4 x as far, an exposure that matters from 10 % of
- * the limit and is dropped under 5 %, three polls before a first raise,
+ * (up to the latest poll) and extrapolated at most 4 x as far, a trend
+ * kept from 5 % of the limit and dropped under it, three polls before a
+ * first raise,
  * SEQUENCE_GAP suppressing it, and the state after a fix, a recreated
  * consumer or the condition gone.
  *
@@ -187,11 +188,12 @@ static const rr_case cases[] = {
      .onset_forecast = 120,
      .cleared_at = -1,
      .held_at_end = true},
-    /* 120.1 s is not, until the span is 35 s. */
+    /* 120.1 s is not, until the span is 31 s (measured to the latest
+     * poll). */
     {.name = "forecast just over 4 x the span",
      .horizon = 3600,
      .rows = {R10(30, 2000), R10(6, 1201)},
-     .raised_at = 35,
+     .raised_at = 31,
      .onset_forecast = 120,
      .cleared_at = -1,
      .held_at_end = true},
@@ -228,21 +230,23 @@ static const rr_case cases[] = {
      .rows = {FLAT(12, 1)},
      .raised_at = -1,
      .cleared_at = -1},
-    /* L 1000, E from 50 at 10/s: it matters from 100 (10 %, poll 5), and
-     * the span counts from there: raised 30 s later, forecast 60 s. */
-    {.name = "rise from 10 % of the limit",
+    /* L 1000, E from 50 at 10/s: its trend is kept from 50 (5 %, no longer
+     * far, poll 0), and the span counts from there: raised 30 s later,
+     * forecast 65 s. */
+    {.name = "rise from 5 % of the limit",
      .e0 = 50,
      .rows = {{40, 10, 0, 1000, 0, false, false, false}},
-     .raised_at = 35,
-     .onset_forecast = 60,
+     .raised_at = 30,
+     .onset_forecast = 65,
      .cleared_at = -1,
      .held_at_end = true},
-    /* From 49: 99 at poll 5 is under 10 %; it matters from poll 6. */
-    {.name = "rise from one message under 10 %",
+    /* From 49: far from the limit at poll 0; its trend starts at poll 1
+     * (59). */
+    {.name = "rise from one message under 5 %",
      .e0 = 49,
      .rows = {{40, 10, 0, 1000, 0, false, false, false}},
-     .raised_at = 36,
-     .onset_forecast = 59,
+     .raised_at = 31,
+     .onset_forecast = 64,
      .cleared_at = -1,
      .held_at_end = true},
     /* E at 190 falls to 50 (5 %, delivered) and rises again: still kept,
@@ -257,14 +261,15 @@ static const rr_case cases[] = {
      .cleared_at = -1,
      .held_at_end = true},
     /* To 49, under 5 %: far from the limit, its trend is dropped and
-     * starts again once E matters (109 at poll 16): raised at poll 46. */
+     * starts again once E is no longer far (59 at poll 11): raised at poll
+     * 41. */
     {.name = "fall to one message under 5 %",
      .e0 = 100,
      .rows = {{10, 10, 0, 1000, 0, false, false, false},
               {1, -141, 0, 1000, 0, false, false, false},
               {36, 10, 0, 1000, 0, false, false, false}},
-     .raised_at = 46,
-     .onset_forecast = 59,
+     .raised_at = 41,
+     .onset_forecast = 64,
      .cleared_at = -1,
      .held_at_end = true},
     /* At the limit while a message is lost unread at every poll:

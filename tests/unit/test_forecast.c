@@ -188,8 +188,96 @@ static void test_forecast_steady_trends(void) {
   }
 }
 
+/* The forecast as a value: absent while no trend is trusted, present and
+ * falling while the consumer falls behind, absent again once it caught up
+ * (far from the limit), and never a number standing for none. */
+static void test_forecast_value_present_only_when_trusted(void) {
+  world w;
+  world_init(&w, true);
+  nl_stream_snap *s = add_stream(&w, "S");
+  s->max_msgs = 12000;
+  nl_consumer_snap *c = add_consumer(&w, 0, "slow");
+  int first_present = -1, absent_after = -1;
+  double previous = INFINITY;
+  bool fell = true;
+  uint64_t read = 0;
+  for (int k = 0; k < 200; k++) {
+    /* 100 a second published; the consumer reads 50 for 100 s, then 200
+     * until it has caught up. */
+    s->last_seq += 100;
+    read += k < 100 ? 50 : 200;
+    if (read > s->last_seq)
+      read = s->last_seq;
+    if (s->last_seq > 12000)
+      s->first_seq = s->last_seq - 12000 + 1;
+    s->msgs = s->last_seq - s->first_seq + 1;
+    c->delivered_consumer_seq = c->delivered_stream_seq = read;
+    c->ack_floor_consumer_seq = c->ack_floor_stream_seq = read;
+    c->num_pending = s->last_seq - read;
+    world_poll(&w);
+    const nl_consumer_state *st =
+        nl_registry_find(nl_engine_registry(w.engine), "S", "slow");
+    double eta = -1;
+    nl_limit_kind kind = NL_LIMIT_NONE;
+    bool present = st != NULL && nl_forecast_latest(st, &eta, &kind);
+    if (present) {
+      CHECK(isfinite(eta) && eta >= 0 && kind == NL_LIMIT_MSGS);
+      if (first_present < 0)
+        first_present = k;
+      if (k < 100 && eta > previous + 1e-9)
+        fell = false;
+      previous = eta;
+    } else if (first_present >= 0 && absent_after < 0) {
+      absent_after = k;
+    }
+  }
+  /* Trusted about a minute in (the rule's 58 s and a bucket), falling
+   * while the consumer falls behind, and gone once the backlog is far from
+   * the limit again (5 % of it: within a few polls of catching up). */
+  CHECK(first_present >= 55 && first_present <= 70);
+  CHECK(fell);
+  CHECK(absent_after > 100 && absent_after < 140);
+  world_free(&w);
+}
+
+/* PUSH_UNBOUND is critical only when max_age evicts its backlog within the
+ * horizon for certain: by the lower bound of the oldest message's age, not
+ * by the estimate between clock samples. Published 1 a second to a
+ * max_age of 3700 s (clock samples 231 s apart), the consumer took 100 and
+ * is then unbound: message 101, first seen by the sample at 231 s, is at
+ * least 69 s old at 300 s (3631 s left: a warning) though about 199 s by
+ * the estimate (3501 s, under the horizon of 3600 s). */
+static void test_forecast_unbound_eviction_is_certain(void) {
+  world w;
+  world_init(&w, true);
+  nl_stream_snap *s = add_stream(&w, "U");
+  s->max_age_ns = 3700 * SEC;
+  nl_consumer_snap *c = add_consumer(&w, 0, "push");
+  c->push = true;
+  c->push_bound = true;
+  for (int k = 0; k <= 300; k++) {
+    s->last_seq = (uint64_t)k;
+    s->msgs = s->last_seq;
+    uint64_t read = k < 100 ? (uint64_t)k : 100;
+    c->delivered_consumer_seq = c->delivered_stream_seq = read;
+    c->ack_floor_consumer_seq = c->ack_floor_stream_seq = read;
+    c->num_pending = s->last_seq - read;
+    c->push_bound = k < 295;
+    world_poll(&w);
+  }
+  CHECK(active_for(&w, "U", "push", NL_PUSH_UNBOUND));
+  CHECK(w.last[NL_PUSH_UNBOUND].severity == NL_SEVERITY_WARNING);
+  double eta =
+      nl_finding_get(&w.last[NL_PUSH_UNBOUND], "eviction_forecast_s", -1);
+  CHECK(eta > 3600 && eta < 3700);
+  CHECK(!active_for(&w, "U", "push", NL_RETENTION_RISK));
+  world_free(&w);
+}
+
 static const nl_test_case tests[] = {
+    NL_TEST(test_forecast_unbound_eviction_is_certain),
     NL_TEST(test_forecast_steady_trends),
+    NL_TEST(test_forecast_value_present_only_when_trusted),
 };
 
 NL_TEST_MAIN(tests)

@@ -83,7 +83,7 @@ nl_forecast nl_forecast_observe(nl_consumer_state *st,
                                 const nl_consumer_snap *c,
                                 const nl_stream_snap *s,
                                 const nl_seqclock *clock, int64_t now_ns) {
-  nl_forecast fc = {INFINITY, NL_LIMIT_NONE, 0, 0, 0, -1, -1, false, true};
+  nl_forecast fc = {INFINITY, NL_LIMIT_NONE, 0, 0, 0, -1, -1, true};
   double backlog = (double)c->num_pending + (double)c->num_ack_pending;
   double limit, max_age;
   nl_limit_kind count_kind = limits_of(s, &limit, &max_age);
@@ -117,8 +117,6 @@ nl_forecast nl_forecast_observe(nl_consumer_state *st,
   }
   double exp_share = limit > 0 ? fc.exposure / limit : 0;
   double age_share = max_age > 0 && fc.age_s > 0 ? fc.age_s / max_age : 0;
-  fc.matters =
-      exp_share >= NL_FORECAST_MATTERS || age_share >= NL_FORECAST_MATTERS;
   fc.far = exp_share < NL_FORECAST_FAR && age_share < NL_FORECAST_FAR;
   /* The trends start before the share matters, so that a rise is seen
    * from its beginning rather than from when it first matters. */

@@ -67,7 +67,6 @@ typedef struct {
                           the forecast follow; < 0 when unknown. */
   double age_min_s;    /* A lower bound on that age (nl_seqclock_age);
                           < 0 when unknown. */
-  bool matters;        /* Exposure or age at least NL_FORECAST_MATTERS. */
   bool far;            /* Both below NL_FORECAST_FAR (or no limit). */
 } nl_forecast;
 
