@@ -147,6 +147,7 @@ static void state_clear(nl_consumer_state *st, nl_slot_release release) {
   free(st->events);
   state_drop_kept(st, release);
   free(st->loss);
+  free(st->prior);
   if (st->stream != ((state_slot *)st)->names)
     free(st->stream);
 }
@@ -307,6 +308,61 @@ const nl_redelivery_event *nl_state_event(const nl_consumer_state *st,
   return &st->events[(st->n_events - 1 - k) % NL_EVENTS_LEN];
 }
 
+static uint64_t sat_sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+bool nl_state_incarnation(const nl_consumer_state *st, nl_incarnation *out) {
+  const nl_sample *s = nl_state_latest(st);
+  if (s == NULL)
+    return false;
+  *out = (nl_incarnation){
+      .created_ns = st->created_ns,
+      .t_ns = s->t_ns,
+      .ack_floor_stream_seq = s->ack_floor_stream_seq,
+      .delivered_stream_seq = s->delivered_stream_seq,
+      .num_pending = s->num_pending,
+      .num_ack_pending = s->num_ack_pending,
+      .stream_last_seq = s->stream_last_seq,
+      .stream_created_ns = st->stream_created_ns,
+      .floor_rate_max = st->floor_rate_max,
+      .deliver_rate_max = st->deliver_rate_max,
+      .filter_key = st->filter_key,
+      .wants_every = st->wants_every,
+      .floor_unproven = st->floor_unproven,
+  };
+  return true;
+}
+
+/* Keeps what st's incarnation showed at its latest poll (st->prior), as it
+ * is about to be replaced by one created at created_ns. Out of memory, the
+ * new incarnation has none. */
+static void keep_prior(nl_consumer_state *st, int64_t created_ns) {
+  if (st->prior == NULL && (st->prior = malloc(sizeof(*st->prior))) == NULL)
+    return;
+  if (!nl_state_incarnation(st, st->prior)) {
+    free(st->prior);
+    st->prior = NULL;
+    return;
+  }
+  st->prior->succeeded_by_ns = created_ns;
+}
+
+/* Records in st how fast the interval from prev to cur moved its ack floor
+ * and its deliveries (the fastest of its life is kept). */
+static void note_rates(nl_consumer_state *st, const nl_sample *prev,
+                       const nl_sample *cur) {
+  double dt = nl_seconds(cur->t_ns - prev->t_ns);
+  if (dt <= 0)
+    return;
+  double floor = (double)sat_sub(cur->ack_floor_stream_seq,
+                                 prev->ack_floor_stream_seq) / dt;
+  double deliver = (double)sat_sub(cur->delivered_consumer_seq,
+                                   prev->delivered_consumer_seq) / dt;
+  if (floor > st->floor_rate_max)
+    st->floor_rate_max = floor;
+  if (deliver > st->deliver_rate_max)
+    st->deliver_rate_max = deliver;
+}
+
 /* Clears the history of st but keeps its identity and active findings, so
  * that they clear through the normal path on the next detection. */
 static void state_reset(nl_consumer_state *st, int64_t created_ns,
@@ -329,6 +385,8 @@ static void state_reset(nl_consumer_state *st, int64_t created_ns,
   st->nak_credit = 0;
   st->floor_unproven = false;
   st->gap_ns = 0;
+  st->floor_rate_max = 0;
+  st->deliver_rate_max = 0;
 }
 
 void nl_state_new_regime(nl_consumer_state *st, int64_t now_ns) {
@@ -351,8 +409,6 @@ void nl_state_add_nak(nl_consumer_state *st) {
   if (st->nak_credit < UINT32_MAX)
     st->nak_credit++;
 }
-
-static uint64_t sat_sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
 /* Returns a + b, saturating at UINT32_MAX. */
 static uint32_t sat_add32(uint32_t a, uint64_t b) {
@@ -622,6 +678,8 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
      * restored: its floor, too, may be an old one. So may be the floor of
      * any consumer first seen after a gap. */
     bool unproven = same || st->floor_unproven;
+    if (!same)
+      keep_prior(st, c->created_ns);
     state_reset(st, same ? st->created_ns : c->created_ns, reg->release);
     if (!same) {
       st->first_seen_ns = now_ns;
@@ -655,6 +713,11 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
   };
   if (prev != NULL)
     cur.stream_added = sat_sub(s->last_seq, prev->stream_last_seq);
+  if (prev != NULL)
+    note_rates(st, prev, &cur);
+  st->filter_key = nl_consumer_filter_key(c);
+  st->wants_every = nl_consumer_wants_every(c);
+  st->stream_created_ns = s->created_ns;
   account_interval(st, prev, &cur, c, now_ns);
   account_loss(st, prev, &cur, s->first_seq, c->filtered);
   note_unstored(st, c, s);
