@@ -31,6 +31,19 @@
 #           stream whose consumer of ti.b was deleted with 6 unread: the
 #           server drops them, silent.
 # Each silent one is observed: its stranded value (0) written.
+#
+# Discarded (MESSAGES_DISCARDED). DV keeps one message per subject (a
+# key-value bucket's shape), with one message on dv.keep first so every
+# later removal is in the middle of the stream:
+#   DV/c    deliver all, explicit ack, reads nothing: 10 messages on each
+#           of dv.k1..dv.k10 replace 90 it never received. Found, with a
+#           count no larger than the 90 (a lower bound: each interval's
+#           margin is left out), the value and the REST field; SEQUENCE_GAP
+#           stays silent. Its fix (max_msgs_per_subject raised) is applied
+#           and read back; 5 more on each subject replace nothing it has not
+#           received: the count stays and the finding clears.
+#   DV/w    a watcher of the same stream (ack none, last per subject):
+#           silent, observed.
 # Port: NL_PORT_LEDGER (default 15420).
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -82,7 +95,12 @@ if ! { inj stream-create TU --subjects 'tu.*' --retention workqueue &&
   inj consumer-create TI a --filter ti.a --ack-wait 30 &&
   inj consumer-create TI b --filter ti.b --ack-wait 30 &&
   inj publish ti.a --count 4 && inj publish ti.b --count 6 &&
-  inj consumer-delete TI b; }; then
+  inj consumer-delete TI b &&
+  inj stream-create DV --subjects 'dv.>' --max-msgs-per-subject 1 &&
+  inj consumer-create DV c --ack-wait 30 --deliver-policy all &&
+  inj consumer-create DV w --ack none --deliver-policy last_per_subject \
+    --filter "dv.>" &&
+  inj publish dv.keep --count 1; }; then
   nl_fail setup/stranded-objects "streams or consumers not created"
   exit 1
 fi
@@ -95,6 +113,9 @@ nl_start_collectd "<Instance \"lg\">
 polls() { nl_csv_rows lg duration poll 1; }
 polled() { [ "$(polls)" -ge "$1" ]; }
 nl_check setup/polled nl_retry 20 polled 3
+
+# DV: 90 messages replaced before DV/c received them.
+for k in 1 2 3 4 5 6 7 8 9 10; do inj publish "dv.k$k" --count 10; done
 
 # The re-creations: at once, or after three polls (SD).
 inj consumer-delete SK c && inj publish sk.x --count 20 &&
@@ -186,6 +207,51 @@ else
   nl_fail TU/cleared "no OKAY once tu.c is taken"
 fi
 nl_check TU/value-after [ "$(nl_csv_int lg-TU nats_lens_stranded "")" = 0 ]
+
+# Discarded: DV/c found with a count of at most 90; the watcher silent.
+if line=$(nl_wait_notification 20 "severity = WARNING" \
+  "type_instance = MESSAGES_DISCARDED," "DV/c:"); then
+  nl_pass DV/c/detected "${line#*message = }"
+  echo "  discarded counted: $(nl_csv_int lg-DV nats_lens_discarded c) of 90"
+else
+  nl_fail DV/c/detected "no MESSAGES_DISCARDED for DV/c"
+fi
+dv=$(nl_csv_int lg-DV nats_lens_discarded c)
+nl_check DV/c/value [ "${dv:-0}" -ge 1 -a "${dv:-0}" -le 90 ]
+nl_check DV/c/rest python3 -c '
+import json, sys, urllib.request
+d = json.load(urllib.request.urlopen(
+    "http://127.0.0.1:%s/api/streams" % sys.argv[1]))
+c = [c for s in d["streams"] if s["name"] == "DV"
+     for c in s.get("consumers", []) if c["name"] == "c"]
+sys.exit(0 if c and 1 <= c[0]["discarded_total"] <= 90 else 1)' "$HTTP"
+nl_check_silent DV/c/no-gap DV/c: SEQUENCE_GAP
+nl_check_silent DV/w/silent DV/w MESSAGES_DISCARDED
+nl_check DV/w/observed nl_consumer_seen lg-DV w '[0-9]+' 0
+nl_check DV/w/nothing-discarded \
+  [ "$(nl_csv_int lg-DV nats_lens_discarded w)" = 0 ]
+fix=$(nl_notifications "DV/c:" | grep -F "type_instance = MESSAGES_DISCARDED," |
+  head -n 1 | sed -n 's/.* fix: \([^;]*\);.*/\1/p')
+if readback=$(nl_apply_fix "$PORT" "$fix" 2>&1); then
+  nl_pass DV/c/fix-applied "'$fix' read back: $(echo $readback)"
+else
+  nl_fail DV/c/fix-applied "'$fix' read back: $(echo $readback)"
+fi
+dv=$(nl_csv_int lg-DV nats_lens_discarded c)
+for k in 1 2 3 4 5 6 7 8 9 10; do inj publish "dv.k$k" --count 5; done
+if nl_wait_notification 60 "severity = OKAY" \
+  "type_instance = MESSAGES_DISCARDED," "DV/c " >/dev/null; then
+  nl_pass DV/c/cleared
+else
+  nl_fail DV/c/cleared "no OKAY after '$fix'"
+fi
+now=$(polls)
+nl_retry 20 polled $((now + 3))
+nl_check DV/c/stored-after-fix [ "$(nl_csv_int lg-DV count messages)" = 61 ]
+nl_check DV/c/count-stays [ "$(nl_csv_int lg-DV nats_lens_discarded c)" = "$dv" ]
+onsets=$(nl_notifications "DV/c:" |
+  grep -F "type_instance = MESSAGES_DISCARDED," | grep -c "severity = WARNING")
+nl_check DV/c/stays-clear [ "$onsets" = 1 ]
 
 # SK/c's fix: applied, read back, cleared; the skipped messages delivered.
 fix=$(nl_notifications "SK/c:" | grep -F "type_instance = MESSAGES_SKIPPED," |

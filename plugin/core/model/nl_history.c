@@ -353,10 +353,12 @@ static void note_rates(nl_consumer_state *st, const nl_sample *prev,
   double dt = nl_seconds(cur->t_ns - prev->t_ns);
   if (dt <= 0)
     return;
-  double floor = (double)sat_sub(cur->ack_floor_stream_seq,
-                                 prev->ack_floor_stream_seq) / dt;
+  double floor =
+      (double)sat_sub(cur->ack_floor_stream_seq, prev->ack_floor_stream_seq) /
+      dt;
   double deliver = (double)sat_sub(cur->delivered_consumer_seq,
-                                   prev->delivered_consumer_seq) / dt;
+                                   prev->delivered_consumer_seq) /
+                   dt;
   if (floor > st->floor_rate_max)
     st->floor_rate_max = floor;
   if (deliver > st->deliver_rate_max)
@@ -437,12 +439,44 @@ static void note_unstored(nl_consumer_state *st, const nl_consumer_snap *c,
     st->unstored_through = s->last_seq;
 }
 
+/* The messages an unfiltered consumer of a limits stream had not received
+ * that the stream removed from the middle of its unread range in the
+ * interval from prev to cur (a delete, a newer message on the subject, a
+ * message's TTL), which its num_pending alone hides when the stream adds
+ * as many as it removes. The stream added cur->stream_added, the
+ * consumer delivered at most the smaller of its two sequences' rise, and
+ * num_pending moved by the rest, less what was removed:
+ *   removed = added + pending(prev) - pending(cur) - delivered.
+ * The stream is polled before its consumers, so a changed delay between
+ * the two replies shifts messages from one interval to the next: a
+ * quarter of the interval's additions and two messages are taken off as
+ * margin, and the count is capped by the rise of the stream's num_deleted
+ * (removals from the middle; the caller takes the larger of this and its
+ * count at the head). Returns a lower bound (0 when none is proven). */
+static uint64_t interior_unread_removed(const nl_sample *prev,
+                                        const nl_sample *cur) {
+  if (cur->stream_deleted_rise == 0)
+    return 0;
+  uint64_t by_consumer =
+      sat_sub(cur->delivered_consumer_seq, prev->delivered_consumer_seq);
+  uint64_t by_stream =
+      sat_sub(cur->delivered_stream_seq, prev->delivered_stream_seq);
+  uint64_t delivered = by_consumer < by_stream ? by_consumer : by_stream;
+  uint64_t in = cur->stream_added + prev->num_pending;
+  uint64_t out = cur->num_pending + delivered;
+  uint64_t margin = 2 + cur->stream_added / 4;
+  uint64_t removed = sat_sub(sat_sub(in, out), margin);
+  return removed < cur->stream_deleted_rise ? removed
+                                            : cur->stream_deleted_rise;
+}
+
 /* Counts messages the consumer lost to eviction between prev (may be NULL)
  * and cur, when the stream's first sequence is first_seq, and records the
  * known sequence range. See docs/detectors.md, SEQUENCE_GAP. */
 static void account_loss(nl_consumer_state *st, const nl_sample *prev,
-                         const nl_sample *cur, uint64_t first_seq,
+                         const nl_sample *cur, const nl_stream_snap *s,
                          bool filtered) {
+  uint64_t first_seq = s->first_seq;
   uint64_t lost = 0, range_first = 0, range_last = 0;
   uint64_t through = st->loss != NULL ? st->loss->through_seq : 0;
   /* Sequences never stored for this consumer are not lost to it. */
@@ -485,6 +519,13 @@ static void account_loss(nl_consumer_state *st, const nl_sample *prev,
     uint64_t by_pending = sat_sub(drop, delivered);
     if (by_pending > lost) {
       lost = by_pending;
+      range_first = range_last = 0;
+    }
+  }
+  if (!filtered && prev != NULL && s->retention == NL_RETENTION_LIMITS) {
+    uint64_t interior = interior_unread_removed(prev, cur);
+    if (interior > lost) {
+      lost = interior;
       range_first = range_last = 0;
     }
   }
@@ -710,16 +751,19 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
                              ? UINT32_MAX
                              : (uint32_t)c->num_redelivered,
       .stream_last_seq = s->last_seq,
+      .stream_num_deleted = s->num_deleted,
   };
-  if (prev != NULL)
+  if (prev != NULL) {
     cur.stream_added = sat_sub(s->last_seq, prev->stream_last_seq);
+    cur.stream_deleted_rise = sat_sub(s->num_deleted, prev->stream_num_deleted);
+  }
   if (prev != NULL)
     note_rates(st, prev, &cur);
   st->filter_key = nl_consumer_filter_key(c);
   st->wants_every = nl_consumer_wants_every(c);
   st->stream_created_ns = s->created_ns;
   account_interval(st, prev, &cur, c, now_ns);
-  account_loss(st, prev, &cur, s->first_seq, c->filtered);
+  account_loss(st, prev, &cur, s, c->filtered);
   note_unstored(st, c, s);
   push_sample(st, &cur);
   st->seen_generation = gen;

@@ -44,6 +44,11 @@ typedef struct {
   /* Sequences the stream added in the interval that ended at this sample
    * (0 without a poll before, or when the stream went back). */
   uint64_t stream_added;
+  /* The stream's num_deleted at this poll, and how much it rose in the
+   * interval (0 without a poll before, or when it fell: messages deleted
+   * in the middle of the stream, counted until the head passes them). */
+  uint64_t stream_num_deleted;
+  uint64_t stream_deleted_rise;
 } nl_sample;
 
 /* What the history keeps of every poll, the latest included: the fields

@@ -566,8 +566,8 @@ static int read_filters(const char *filter, json_object *filters,
   if ((c->filters = calloc(want, sizeof(*c->filters))) == NULL)
     return -1;
   for (size_t i = 0; i < want; i++) {
-    const char *f = n == 0 ? filter
-                           : str_value(json_object_array_get_idx(filters, i));
+    const char *f =
+        n == 0 ? filter : str_value(json_object_array_get_idx(filters, i));
     if (f == NULL || f[0] == '\0')
       continue;
     if ((c->filters[c->n_filters] = strdup(f)) == NULL)
@@ -625,9 +625,13 @@ static int read_consumer(json_object *item, const char *stream,
     return -1;
   if (read_filters(filter, filters, c) != 0)
     return -1;
-  static const char *const policies[] = {
-      "",    "all", "last", "new", "by_start_sequence", "by_start_time",
-      "last_per_subject"};
+  static const char *const policies[] = {"",
+                                         "all",
+                                         "last",
+                                         "new",
+                                         "by_start_sequence",
+                                         "by_start_time",
+                                         "last_per_subject"};
   c->deliver_policy = (nl_deliver_policy)enum_value(
       cfg, "deliver_policy", policies, sizeof(policies) / sizeof(*policies), 0);
   c->deliver_all = c->deliver_policy == NL_DELIVER_ALL;
@@ -763,16 +767,16 @@ int nl_parse_subject_counts(const char *json, size_t len, nl_stream_snap *s,
              json_object_object_length(subjects) > NL_SUBJECT_COUNTS_MAX) {
     snprintf(err, errlen, "more than %d subjects", NL_SUBJECT_COUNTS_MAX);
   } else {
-    size_t n = subjects != NULL ? (size_t)json_object_object_length(subjects)
-                                : 0;
+    size_t n =
+        subjects != NULL ? (size_t)json_object_object_length(subjects) : 0;
     nl_subject_count *counts = n > 0 ? calloc(n, sizeof(*counts)) : NULL;
     size_t kept = 0;
     bool ok = n == 0 || counts != NULL;
     if (ok && subjects != NULL) {
       json_object_object_foreach(subjects, key, val) {
         int64_t v = json_object_get_int64(val);
-        if (!json_object_is_type(val, json_type_int) || v < 0 ||
-            kept == n || (counts[kept].subject = strdup(key)) == NULL) {
+        if (!json_object_is_type(val, json_type_int) || v < 0 || kept == n ||
+            (counts[kept].subject = strdup(key)) == NULL) {
           ok = false;
           break;
         }

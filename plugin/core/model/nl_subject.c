@@ -27,10 +27,9 @@ bool nl_subject_covers(const char *outer, const char *inner) {
       return in > 0; /* One or more tokens left: all covered. */
     if (in == 1 && i[0] == '>')
       return false; /* Only ">" covers ">". */
-    bool same = on == 1 && o[0] == '*'
-                    ? in > 0
-                    : !(in == 1 && i[0] == '*') && on == in &&
-                          memcmp(o, i, on) == 0;
+    bool same = on == 1 && o[0] == '*' ? in > 0
+                                       : !(in == 1 && i[0] == '*') &&
+                                             on == in && memcmp(o, i, on) == 0;
     if (!same)
       return false;
     bool o_more = next_token(&o, on), i_more = next_token(&i, in);
