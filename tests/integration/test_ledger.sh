@@ -44,6 +44,13 @@
 #           received: the count stays and the finding clears.
 #   DV/w    a watcher of the same stream (ack none, last per subject):
 #           silent, observed.
+#
+# Removed unread from the middle of the stream (SEQUENCE_GAP). DL holds
+# 100 messages its consumer c has not read; 20 of them (sequences 10-29)
+# are deleted one by one, each followed by a new message, so num_pending
+# never falls: found, with a count of at most 20 and no fix command (no
+# limit removed them). DK/c had read and acked its 100 before the same
+# deletes and publishes: silent, observed.
 # Port: NL_PORT_LEDGER (default 15420).
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -100,7 +107,14 @@ if ! { inj stream-create TU --subjects 'tu.*' --retention workqueue &&
   inj consumer-create DV c --ack-wait 30 --deliver-policy all &&
   inj consumer-create DV w --ack none --deliver-policy last_per_subject \
     --filter "dv.>" &&
-  inj publish dv.keep --count 1; }; then
+  inj publish dv.keep --count 1 &&
+  inj stream-create DL --subjects 'dl.>' &&
+  inj consumer-create DL c --ack-wait 30 --deliver-policy all &&
+  inj publish dl.x --count 100 &&
+  inj stream-create DK --subjects 'dk.>' &&
+  inj consumer-create DK c --ack-wait 30 --deliver-policy all &&
+  inj publish dk.x --count 100 &&
+  inj consume DK c --duration 2 --max-msgs 100; }; then
   nl_fail setup/stranded-objects "streams or consumers not created"
   exit 1
 fi
@@ -116,6 +130,15 @@ nl_check setup/polled nl_retry 20 polled 3
 
 # DV: 90 messages replaced before DV/c received them.
 for k in 1 2 3 4 5 6 7 8 9 10; do inj publish "dv.k$k" --count 10; done
+
+# DL, DK: 20 deleted from the middle, each followed by a new message.
+for seq in $(seq 10 29); do
+  for s in DL DK; do
+    nl_inject "$PORT" request "\$JS.API.STREAM.MSG.DELETE.$s" "{\"seq\":$seq}" \
+      >/dev/null
+    inj publish "$(echo "$s" | tr 'A-Z' 'a-z').x" --count 1
+  done
+done
 
 # The re-creations: at once, or after three polls (SD).
 inj consumer-delete SK c && inj publish sk.x --count 20 &&
@@ -148,6 +171,32 @@ found() {
     nl_fail "$1/detected" "no MESSAGES_SKIPPED for $1"
   fi
 }
+# DL/c: removed unread from the middle, found; DK/c silent.
+if line=$(nl_wait_notification 20 "severity = FAILURE" \
+  "type_instance = SEQUENCE_GAP," "DL/c:"); then
+  nl_pass DL/c/detected "${line#*message = }"
+else
+  nl_fail DL/c/detected "no SEQUENCE_GAP for DL/c"
+fi
+dl=$(nl_csv_int lg-DL nats_lens_lost c)
+echo "  lost counted: ${dl:-0} of 20"
+nl_check DL/c/value [ "${dl:-0}" -ge 1 -a "${dl:-0}" -le 20 ]
+nl_check DL/c/no-fix eval "nl_notifications DL/c: |
+  grep -F 'type_instance = SEQUENCE_GAP,' | grep -q 'fix: no command'"
+nl_check DL/c/cause-named python3 -c '
+import json, sys, urllib.request
+d = json.load(urllib.request.urlopen(
+    "http://127.0.0.1:%s/api/violations" % sys.argv[1]))
+f = [f for f in d["violations"] if f.get("stream_name") == "DL"
+     and f.get("type") == "SEQUENCE_GAP"]
+ok = f and "a purge or a message delete" in f[0]["description"]
+if not ok:
+    print([x.get("type") for x in d["violations"]], f and f[0]["description"])
+sys.exit(0 if ok else 1)' "$HTTP"
+nl_check_silent DK/c/silent DK/c: SEQUENCE_GAP
+nl_check DK/c/observed nl_consumer_seen lg-DK c 20 0
+nl_check DK/c/deleted [ "$(nl_csv_int lg-DK count messages)" = 100 ]
+
 found SK/c 170
 found SD/c 170
 nl_check sk/value [ "$(nl_csv_int lg-SK nats_lens_skipped c)" = 170 ]

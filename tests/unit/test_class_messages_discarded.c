@@ -22,7 +22,8 @@ typedef struct {
   world w;
   nl_stream_snap *s;
   nl_consumer_snap *c;
-  uint64_t pending; /* C's true num_pending. */
+  uint64_t pending;   /* C's true num_pending. */
+  uint64_t redeliver; /* Redeliveries in each interval. */
 } scene;
 
 /* S holds 100 unread messages on a key-value-like stream (one message per
@@ -49,7 +50,7 @@ static void step(scene *k, uint64_t pub, uint64_t pace, uint64_t rm,
   k->s->msgs += pub - rm;
   k->s->num_deleted += rise;
   k->c->delivered_stream_seq += pace;
-  k->c->delivered_consumer_seq += pace;
+  k->c->delivered_consumer_seq += pace + k->redeliver;
   k->c->ack_floor_stream_seq = k->c->delivered_stream_seq;
   k->c->ack_floor_consumer_seq = k->c->delivered_consumer_seq;
   k->pending = k->pending + pub - pace - rm;
@@ -77,6 +78,7 @@ static void test_discarded_margin(void) {
   world_free(&k.w);
 
   scene_start(&k);
+  k.s->max_msgs_per_subject = 10;
   step(&k, 40, 10, 13, 13, 0);
   CHECK(raised(&k, NL_MESSAGES_DISCARDED));
   CHECK(!raised(&k, NL_SEQUENCE_GAP));
@@ -85,9 +87,18 @@ static void test_discarded_margin(void) {
   CHECK_EQ_U(nl_finding_get(&k.w.last[NL_MESSAGES_DISCARDED],
                             "discarded_since_last_poll", -1),
              1);
-  /* The limit 1 plus 1 lost is less than double: double. */
+  /* The limit 10 plus 1 lost is less than double: double. */
   CHECK(strcmp(k.w.last[NL_MESSAGES_DISCARDED].fix_command,
-               "nats stream edit S --max-msgs-per-subject 2") == 0);
+               "nats stream edit S --max-msgs-per-subject 20") == 0);
+  world_free(&k.w);
+
+  /* Redeliveries raise delivered.consumer_seq beyond the new deliveries:
+   * the smaller rise (the stream sequence's) is what was delivered.
+   * 40 added, 10 delivered (and 5 redelivered), 20 removed: 20 - 12. */
+  scene_start(&k);
+  k.redeliver = 5;
+  step(&k, 40, 10, 20, 20, 0);
+  CHECK_EQ_U(state_of(&k)->discarded_total, 8);
   world_free(&k.w);
 }
 

@@ -15,19 +15,37 @@ static const struct {
   const char *outer, *inner;
   bool covers;
 } cover_cases[] = {
-    {"a.b", "a.b", true},     {"a.b", "a.c", false},
-    {"a.b", "a.b.c", false},  {"a.b.c", "a.b", false},
-    {"a.*", "a.b", true},     {"a.*", "a.b.c", false},
-    {"a.*", "a", false},      {"a.>", "a.b", true},
-    {"a.>", "a.b.c", true},   {"a.>", "a", false},
-    {">", "a", true},         {">", "a.b.c", true},
-    {"*", "a", true},         {"*", "a.b", false},
-    {"a.*", "a.*", true},     {"a.b", "a.*", false},
-    {"a.*", "a.>", false},    {"a.>", "a.*", true},
-    {"a.>", "a.>", true},     {"a.>", "a.*.c", true},
-    {"a.*.c", "a.b.c", true}, {"a.*.c", "a.b.d", false},
-    {"*.b", "a.*", false},    {"ab", "a", false},
-    {"a", "ab", false},       {"", "", true},
+    {"a.b", "a.b", true},
+    {"a.b", "a.c", false},
+    {"a.b", "a.b.c", false},
+    {"a.b.c", "a.b", false},
+    {"a.*", "a.b", true},
+    {"a.*", "a.b.c", false},
+    {"a.*", "a", false},
+    {"a.>", "a.b", true},
+    {"a.>", "a.b.c", true},
+    {"a.>", "a", false},
+    {">", "a", true},
+    {">", "a.b.c", true},
+    {"*", "a", true},
+    {"*", "a.b", false},
+    {"a.*", "a.*", true},
+    {"a.b", "a.*", false},
+    {"a.*", "a.>", false},
+    {"a.>", "a.*", true},
+    {"a.>", "a.>", true},
+    {"a.>", "a.*.c", true},
+    {"a.*.c", "a.b.c", true},
+    {"a.*.c", "a.b.d", false},
+    {"*.b", "a.*", false},
+    {"ab", "a", false},
+    {"a", "ab", false},
+    {"", "", true},
+    /* A wildcard takes one token or more, never none. */
+    {">", "", false},
+    {"*", "", false},
+    {"a.>", "a.", false},
+    {"a.*", "a.", false},
 };
 
 static void test_subject_covers(void) {
@@ -173,9 +191,8 @@ static void test_parse_subject_counts(void) {
     nl_stream_snap s = {0};
     s.name = strdup("S");
     char err[256] = "";
-    int rc = nl_parse_subject_counts(parse_cases[i].json,
-                                     strlen(parse_cases[i].json), &s, err,
-                                     sizeof(err));
+    int rc = nl_parse_subject_counts(
+        parse_cases[i].json, strlen(parse_cases[i].json), &s, err, sizeof(err));
     if (rc != parse_cases[i].rc || s.n_subject_counts != parse_cases[i].n ||
         s.subject_counts_read != (rc == NL_PARSE_OK) ||
         (rc != NL_PARSE_OK && err[0] == '\0')) {
