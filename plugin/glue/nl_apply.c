@@ -140,8 +140,7 @@ static void sink_stream(void *ud, const nl_stream_snap *s,
   nl_submit_gauge(rc, pi, "nats_lens_seq", "first", (double)s->first_seq);
   nl_submit_gauge(rc, pi, "nats_lens_seq", "last", (double)s->last_seq);
   submit_derive(rc, pi, "nats_lens_lost", NULL, ledger->lost_total);
-  nl_submit_gauge(rc, pi, "nats_lens_stranded", NULL,
-                  (double)ledger->stranded);
+  nl_submit_gauge(rc, pi, "nats_lens_stranded", NULL, (double)ledger->stranded);
   /* One 0/1 value per stream-level class (no type instance). */
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++) {
     if (!nl_class_is_stream(cls))

@@ -131,8 +131,8 @@ static void read_subject_counts(poll_run *run, const char *prefix,
     return;
   }
   run->stats->bytes_received += len;
-  if (nl_parse_subject_counts(reply, len, &set->streams[i], err,
-                              sizeof(err)) != NL_PARSE_OK)
+  if (nl_parse_subject_counts(reply, len, &set->streams[i], err, sizeof(err)) !=
+      NL_PARSE_OK)
     note_error(run->stats, NL_TRANSPORT_ERROR, subject, err);
   free(reply);
 }

@@ -124,12 +124,21 @@ nl_start_collectd "<Instance \"lg\">
   Listen \"127.0.0.1\" \"$HTTP\"
   StrandedSeconds 3
 </Instance>" 1 || exit 1
+# latency WHO SINCE LINE: prints how long after SINCE (epoch seconds, taken
+# when the injection ended) the notification LINE was logged (whole
+# seconds: the log's resolution), for results/eval.md.
+latency() {
+  local at
+  at=$(date -d "$(sed -n 's/^\[\([^]]*\)\].*/\1/p' <<<"$3")" +%s 2>/dev/null) &&
+    echo "  latency $1: $((at - $2)) s"
+}
 polls() { nl_csv_rows lg duration poll 1; }
 polled() { [ "$(polls)" -ge "$1" ]; }
 nl_check setup/polled nl_retry 20 polled 3
 
 # DV: 90 messages replaced before DV/c received them.
 for k in 1 2 3 4 5 6 7 8 9 10; do inj publish "dv.k$k" --count 10; done
+dv_at=$(date +%s)
 
 # DL, DK: 20 deleted from the middle, each followed by a new message.
 for seq in $(seq 10 29); do
@@ -139,10 +148,12 @@ for seq in $(seq 10 29); do
     inj publish "$(echo "$s" | tr 'A-Z' 'a-z').x" --count 1
   done
 done
+dl_at=$(date +%s)
 
 # The re-creations: at once, or after three polls (SD).
 inj consumer-delete SK c && inj publish sk.x --count 20 &&
   inj consumer-create SK c --ack-wait 30 --deliver-policy new
+sk_at=$(date +%s)
 inj consumer-delete SD c
 inj consumer-delete SA c && inj publish sa.x --count 20 &&
   inj consumer-create SA c --ack-wait 30 --deliver-policy 51
@@ -164,6 +175,8 @@ found() {
     "type_instance = MESSAGES_SKIPPED," "$1:"); then
     if grep -q "skipped=$2[,;]" <<<"$line"; then
       nl_pass "$1/detected" "${line#*message = }"
+      [ "$1" = SK/c ] && latency SK/c "$sk_at" "$line" &&
+        echo "  counted SK/c: $2 of 170"
     else
       nl_fail "$1/detected" "not skipped=$2: ${line#*message = }"
     fi
@@ -175,11 +188,12 @@ found() {
 if line=$(nl_wait_notification 20 "severity = FAILURE" \
   "type_instance = SEQUENCE_GAP," "DL/c:"); then
   nl_pass DL/c/detected "${line#*message = }"
+  latency DL/c "$dl_at" "$line"
 else
   nl_fail DL/c/detected "no SEQUENCE_GAP for DL/c"
 fi
 dl=$(nl_csv_int lg-DL nats_lens_lost c)
-echo "  lost counted: ${dl:-0} of 20"
+echo "  counted DL/c: ${dl:-0} of 20"
 nl_check DL/c/value [ "${dl:-0}" -ge 1 -a "${dl:-0}" -le 20 ]
 nl_check DL/c/no-fix eval "nl_notifications DL/c: |
   grep -F 'type_instance = SEQUENCE_GAP,' | grep -q 'fix: no command'"
@@ -231,6 +245,7 @@ stranded() { # STREAM COUNT SUBJECTS
     "type_instance = MESSAGES_STRANDED," "$1:"); then
     if grep -q "stranded=$2, subjects=$3," <<<"$line"; then
       nl_pass "$1/stranded" "${line#*message = }"
+      echo "  counted $1: $2 of $2"
     else
       nl_fail "$1/stranded" "not stranded=$2, subjects=$3: ${line#*message = }"
     fi
@@ -261,7 +276,8 @@ nl_check TU/value-after [ "$(nl_csv_int lg-TU nats_lens_stranded "")" = 0 ]
 if line=$(nl_wait_notification 20 "severity = WARNING" \
   "type_instance = MESSAGES_DISCARDED," "DV/c:"); then
   nl_pass DV/c/detected "${line#*message = }"
-  echo "  discarded counted: $(nl_csv_int lg-DV nats_lens_discarded c) of 90"
+  latency DV/c "$dv_at" "$line"
+  echo "  counted DV/c: $(nl_csv_int lg-DV nats_lens_discarded c) of 90"
 else
   nl_fail DV/c/detected "no MESSAGES_DISCARDED for DV/c"
 fi

@@ -68,15 +68,25 @@ $(nl_cluster_url_lines)
   Listen \"127.0.0.1\" \"$HTTP\"
   StrandedSeconds 4
 </Instance>" 2 || exit 1
+# latency WHO SINCE LINE: prints how long after SINCE (epoch seconds, taken
+# when the injection ended) the notification LINE was logged (whole
+# seconds: the log's resolution), for results/eval.md.
+latency() {
+  local at
+  at=$(date -d "$(sed -n 's/^\[\([^]]*\)\].*/\1/p' <<<"$3")" +%s 2>/dev/null) &&
+    echo "  latency $1: $((at - $2)) s"
+}
 polls() { nl_csv_rows lc duration poll 1; }
 polled() { [ "$(polls)" -ge "$1" ]; }
 nl_check setup/polled nl_retry 40 polled 3
 
 for k in 1 2 3 4 5 6 7 8 9 10; do inj publish "dv.k$k" --count 10; done
+dv_at=$(date +%s)
 for seq in $(seq 10 29); do
   inj request "\$JS.API.STREAM.MSG.DELETE.DL" "{\"seq\":$seq}" &&
     inj publish dl.x --count 1
 done
+dl_at=$(date +%s)
 held=false
 if ! nl_server_older 2 10; then
   held=true
@@ -85,37 +95,43 @@ if ! nl_server_older 2 10; then
   now=$(polls)
   nl_retry 40 polled $((now + 2))
   inj publish ue.a --count 20
+  ue_at=$(date +%s)
 fi
 inj consumer-delete SK c && inj publish sk.x --count 20 &&
   inj consumer-create SK c --ack-wait 30 --replicas 3 --deliver-policy new
+sk_at=$(date +%s)
 inj publish sa.x --count 20 && inj consumer-redeploy SA c
 
-# wait_for NAME SEVERITY CLASS WHERE EVIDENCE: PASS NAME with the
-# notification (40 s), or FAIL.
+# wait_for NAME SEVERITY CLASS WHERE EVIDENCE [SINCE]: PASS NAME with the
+# notification (40 s), and its latency after SINCE when given, or FAIL.
 wait_for() {
   local line
   if line=$(nl_wait_notification 40 "severity = $2" "type_instance = $3," \
     "$4" "$5"); then
     nl_pass "$1" "${line#*message = }"
+    [ -n "${6:-}" ] && latency "$1" "$6" "$line"
   else
     nl_fail "$1" "no $2 $3 for $4 with $5"
   fi
 }
-wait_for SK/c/skipped FAILURE MESSAGES_SKIPPED "SK/c:" "skipped=170,"
+wait_for SK/c/skipped FAILURE MESSAGES_SKIPPED "SK/c:" "skipped=170," "$sk_at"
 wait_for TU/stranded WARNING MESSAGES_STRANDED "TU:" \
   "stranded=7, subjects=1,"
-wait_for DV/c/discarded WARNING MESSAGES_DISCARDED "DV/c:" "discarded_total="
-wait_for DL/c/lost FAILURE SEQUENCE_GAP "DL/c:" "lost_total="
+wait_for DV/c/discarded WARNING MESSAGES_DISCARDED "DV/c:" "discarded_total=" "$dv_at"
+wait_for DL/c/lost FAILURE SEQUENCE_GAP "DL/c:" "lost_total=" "$dl_at"
 dl=$(nl_csv_int lc-DL nats_lens_lost c)
-echo "  lost counted: ${dl:-0} of 20"
+echo "  counted DL/c: ${dl:-0} of 20"
 nl_check DL/c/value [ "${dl:-0}" -ge 1 -a "${dl:-0}" -le 20 ]
 if $held; then
-  wait_for UE/hold/unacked FAILURE SEQUENCE_GAP "UE/hold:" "unacked_evicted=10"
+  wait_for UE/hold/unacked FAILURE SEQUENCE_GAP "UE/hold:" "unacked_evicted=10" "$ue_at"
+  echo "  counted UE/hold: $(nl_csv_int lc-UE nats_lens_lost hold) of 10"
 fi
-nl_check SK/c/value [ "$(nl_csv_int lc-SK nats_lens_skipped c)" = 170 ]
-nl_check TU/value [ "$(nl_csv_int lc-TU nats_lens_stranded "")" = 7 ]
+nl_check SK/c/value [ "$(nl_csv_int lc-SK nats_lens_skipped c)" = 170 ] &&
+  echo "  counted SK/c: $(nl_csv_int lc-SK nats_lens_skipped c) of 170"
+nl_check TU/value [ "$(nl_csv_int lc-TU nats_lens_stranded "")" = 7 ] &&
+  echo "  counted TU: $(nl_csv_int lc-TU nats_lens_stranded "") of 7"
 dv=$(nl_csv_int lc-DV nats_lens_discarded c)
-echo "  discarded counted: ${dv:-0} of 90"
+echo "  counted DV/c: ${dv:-0} of 90"
 nl_check DV/c/value [ "${dv:-0}" -ge 1 -a "${dv:-0}" -le 90 ]
 nl_check DV/c/rest python3 -c '
 import json, sys, urllib.request

@@ -586,8 +586,8 @@ static int cmd_consumer_redeploy(void) {
   subjf(subj, "$JS.API.CONSUMER.DURABLE.CREATE.%s.%s", stream, name);
   json_object_put(js_request_ok(
       subj, json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN)));
-  printf("redeployed consumer %s.%s opt_start_seq=%" PRId64 "\n", stream,
-         name, start);
+  printf("redeployed consumer %s.%s opt_start_seq=%" PRId64 "\n", stream, name,
+         start);
   json_object_put(req);
   json_object_put(info);
   return 0;

@@ -285,12 +285,16 @@ static void describe_gone(const nl_expiry_watch *w, const char *stream,
   if (w->ack_floor_stream_seq > 0)
     snprintf(deliver, sizeof(deliver), "%" PRIu64, w->ack_floor_stream_seq + 1);
   if (!w->push && w->filter_kept && !limited) {
-    nl_fix_consumer k = {stream,          name,
-                         w->ack_policy,   w->ack_wait_ns,
-                         w->max_deliver,  w->max_ack_pending,
-                         rec,             w->filter};
-    nl_fix_consumer_add(&k, w->ack_floor_stream_seq + 1, false,
-                        f->fix_command, sizeof(f->fix_command));
+    nl_fix_consumer k = {stream,
+                         name,
+                         w->ack_policy,
+                         w->ack_wait_ns,
+                         w->max_deliver,
+                         w->max_ack_pending,
+                         rec,
+                         w->filter};
+    nl_fix_consumer_add(&k, w->ack_floor_stream_seq + 1, false, f->fix_command,
+                        sizeof(f->fix_command));
   }
   snprintf(f->recommendation, sizeof(f->recommendation),
            "create it again as a durable consumer with inactive_threshold "

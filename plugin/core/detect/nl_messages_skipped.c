@@ -130,8 +130,7 @@ static void judge(const nl_consumer_ctx *x, const nl_incarnation *pred,
    * no predecessor to compare with. */
   if (s->retention == NL_RETENTION_WORKQUEUE || !nl_consumer_wants_every(c) ||
       c->deliver_policy == NL_DELIVER_ALL || !pred->wants_every ||
-      pred->floor_unproven ||
-      pred->filter_key != nl_consumer_filter_key(c) ||
+      pred->floor_unproven || pred->filter_key != nl_consumer_filter_key(c) ||
       (pred->stream_created_ns != 0 && s->created_ns != 0 &&
        !nl_created_same(pred->stream_created_ns, s->created_ns)) ||
       s->last_seq < pred->stream_last_seq)
@@ -165,9 +164,8 @@ static void judge(const nl_consumer_ctx *x, const nl_incarnation *pred,
     double done =
         ceil(NL_SKIPPED_PACE_FACTOR * pred->deliver_rate_max * nl_seconds(gap));
     uint64_t outstanding = pred->num_pending + pred->num_ack_pending;
-    uint64_t left = done >= (double)outstanding
-                        ? 0
-                        : outstanding - (uint64_t)done;
+    uint64_t left =
+        done >= (double)outstanding ? 0 : outstanding - (uint64_t)done;
     if (left > start - floor)
       left = start - floor;
     if (left > n)
@@ -209,9 +207,8 @@ static void judge_once(const nl_consumer_ctx *x, skipped_state *k) {
     judge(x, prior, created_by(x), k);
     return;
   }
-  void **slot = x->stream_state != NULL
-                    ? x->stream_state(x, NL_MESSAGES_SKIPPED)
-                    : NULL;
+  void **slot =
+      x->stream_state != NULL ? x->stream_state(x, NL_MESSAGES_SKIPPED) : NULL;
   departed d;
   if (slot != NULL && *slot != NULL &&
       take_departed(*slot, x->st->name, x->st->created_ns, x->now_ns, &d)) {
@@ -272,11 +269,12 @@ static void describe(const nl_consumer_ctx *x, const skipped_state *k,
            "where the one before acknowledged (deliver policy "
            "by_start_sequence at its ack floor + 1), or keep the durable "
            "consumer instead of deleting it",
-           stored ? "create it again starting at the first skipped message "
-                    "(the fix command; messages it received since are "
-                    "delivered again, which at-least-once allows)"
-           : "the skipped messages are gone from the stream: replay them "
-             "from their source if they matter");
+           stored
+               ? "create it again starting at the first skipped message "
+                 "(the fix command; messages it received since are "
+                 "delivered again, which at-least-once allows)"
+               : "the skipped messages are gone from the stream: replay them "
+                 "from their source if they matter");
 }
 
 static bool detect(const nl_consumer_ctx *x, void **state, nl_finding *f) {
