@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CONSUMER_PAST_STREAM on one server, file storage, 1 s polls
+# CONSUMER_PAST_STREAM and STREAM_WENT_BACK on one server, file storage, 1 s polls
 # (docs/detectors.md, CONSUMER_PAST_STREAM): a consumer whose delivered
 # position lies beyond its stream's last sequence delivers nothing new.
 #   PS/c    100 published, read and acked; the server is stopped, the
@@ -9,6 +9,7 @@
 #           c does not receive (shown); its fix (c created again at the
 #           stream's first sequence) is applied and read back, the finding
 #           clears, and c receives the 5.
+#           The stream is found gone back (STREAM_WENT_BACK, msgs_lost 100).
 #   PK/c    the same on a stream whose files are kept: silent, observed.
 # Port: NL_PORT_PAST_STREAM (default 15450).
 set -u
@@ -56,6 +57,13 @@ now=$(polls)
 nl_retry 20 polled $((now + 2))
 raised() { [ "$(nl_csv_int ps-PS nats_lens_consumer_past_stream c)" = 1 ]; }
 nl_check PS/c/still-raised raised
+if line=$(nl_wait_notification 10 "severity = FAILURE" \
+  "type_instance = STREAM_WENT_BACK," "PS:" "msgs_lost=100,"); then
+  nl_pass PS/went-back "${line#*message = }"
+else
+  nl_fail PS/went-back "no STREAM_WENT_BACK for PS with msgs_lost=100"
+fi
+nl_check_silent PK/not-went-back PK: STREAM_WENT_BACK
 nl_check_silent PK/c/silent PK/c: CONSUMER_PAST_STREAM
 nl_check PK/c/observed nl_consumer_seen ps-PK c 0 0
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CONSUMER_PAST_STREAM on a real 3-node JetStream cluster (tests/lib.sh,
+# CONSUMER_PAST_STREAM and STREAM_WENT_BACK on a real 3-node JetStream cluster (tests/lib.sh,
 # nl_cluster_start), polled by real collectd with all three seed URLs, 2 s
 # polls (docs/detectors.md, CONSUMER_PAST_STREAM; the single-server side
 # is test_past_stream.sh):
@@ -8,6 +8,7 @@
 #           the node is started again: the stream starts again at 0 while c
 #           keeps its place. Found (will_not_deliver 100); its fix is
 #           applied and read back, and the finding clears.
+#           The stream is found gone back (STREAM_WENT_BACK, msgs_lost 100).
 #   PK/c    an R3 stream of 100 messages read and acked, over the same
 #           kill and restart with its files kept: silent, observed.
 # Ports: NL_PORT_PAST_STREAM_CLUSTER (default 15460..15468).
@@ -62,6 +63,13 @@ else
 fi
 now=$(polls)
 nl_retry 40 polled $((now + 3))
+if line=$(nl_wait_notification 10 "severity = FAILURE" \
+  "type_instance = STREAM_WENT_BACK," "PS:" "msgs_lost=100,"); then
+  nl_pass PS/went-back "${line#*message = }"
+else
+  nl_fail PS/went-back "no STREAM_WENT_BACK for PS with msgs_lost=100"
+fi
+nl_check_silent PK/not-went-back PK: STREAM_WENT_BACK
 nl_check_silent PK/c/silent PK/c: CONSUMER_PAST_STREAM
 nl_check PK/c/observed nl_consumer_seen pc-PK c 0 0
 fix=$(nl_notifications "PS/c:" | grep -F "type_instance = CONSUMER_PAST_STREAM," |

@@ -163,10 +163,60 @@ static void test_past_no_fix_for_push(void) {
   world_free(&k.w);
 }
 
+static bool went_back(scene *k) {
+  return active_for(&k->w, "S", NULL, NL_STREAM_WENT_BACK);
+}
+
+/* The last sequence at 100 again: silent; one lower: raised, with the
+ * messages lost; held an hour, then cleared. */
+static void test_went_back_boundary(void) {
+  scene k;
+  scene_start(&k);
+  k.s->created_ns = 1500000000LL * SEC;
+  world_poll(&k.w);
+  stream_at(&k, 1, 100);
+  world_poll(&k.w);
+  CHECK(!went_back(&k));
+  stream_at(&k, 1, 99);
+  world_poll(&k.w);
+  CHECK(went_back(&k));
+  CHECK_EQ_U(nl_finding_get(&k.w.last[NL_STREAM_WENT_BACK], "msgs_lost", -1),
+             1);
+  CHECK_EQ_U(
+      nl_finding_get(&k.w.last[NL_STREAM_WENT_BACK], "last_seq_before", -1),
+      100);
+  CHECK(k.w.last[NL_STREAM_WENT_BACK].fix_command[0] == '\0');
+  /* Held while the stream goes on (the consumer past it clears once the
+   * stream passes it), cleared after an hour. */
+  k.c->delivered_stream_seq = k.c->ack_floor_stream_seq = 99;
+  k.w.step_ns = 60 * SEC;
+  int n = world_polls_to_clear(&k.w, "S", NULL, NL_STREAM_WENT_BACK, 200);
+  CHECK(n >= 59 && n <= 62);
+  CHECK_EQ_U(k.w.onsets[NL_STREAM_WENT_BACK], 1);
+  world_free(&k.w);
+}
+
+/* Created again under its name (a new creation time), or first seen low:
+ * no fall. */
+static void test_went_back_recreated_silent(void) {
+  scene k;
+  scene_start(&k);
+  k.s->created_ns = 1500000000LL * SEC;
+  world_poll(&k.w);
+  k.s->created_ns = 1600000000LL * SEC;
+  stream_at(&k, 0, 0);
+  k.w.n_consumers = 0;
+  world_poll(&k.w);
+  world_poll(&k.w);
+  CHECK_EQ_U(k.w.onsets[NL_STREAM_WENT_BACK], 0);
+  world_free(&k.w);
+}
+
 static const nl_test_case tests[] = {
-    NL_TEST(test_past_boundary),    NL_TEST(test_past_data_lost),
-    NL_TEST(test_past_skew_silent), NL_TEST(test_past_new_incarnation),
-    NL_TEST(test_past_clears),      NL_TEST(test_past_no_fix_for_push),
+    NL_TEST(test_went_back_boundary), NL_TEST(test_went_back_recreated_silent),
+    NL_TEST(test_past_boundary),      NL_TEST(test_past_data_lost),
+    NL_TEST(test_past_skew_silent),   NL_TEST(test_past_new_incarnation),
+    NL_TEST(test_past_clears),        NL_TEST(test_past_no_fix_for_push),
 };
 
 NL_TEST_MAIN(tests)

@@ -1,4 +1,6 @@
-/* nl_consumer_past_stream.c: CONSUMER_PAST_STREAM, a consumer whose
+/* nl_consumer_past_stream.c: state that points past its stream.
+ *
+ * CONSUMER_PAST_STREAM, a consumer whose
  * delivered position lies beyond its stream's last sequence: the stream
  * went back (its messages were lost on a server, or it was restored from
  * an older backup) while the consumer's state kept its place. The server
@@ -11,7 +13,11 @@
  * delivery the stream's reply did not yet count. A stream's last sequence
  * never falls while it lives, so the position the consumer had delivered
  * at the poll before is at or below the stream's last sequence at this
- * poll, unless the stream went back: the class compares the two. */
+ * poll, unless the stream went back: the class compares the two.
+ *
+ * STREAM_WENT_BACK, a stream whose last sequence fell while it kept its
+ * creation time: the messages between lost, whether or not a consumer
+ * had read them, and its consumers' places now past it. */
 #include "nl_classes.h"
 #include "nl_fix.h"
 
@@ -104,4 +110,74 @@ const nl_class_def nl_class_consumer_past_stream = {
     .cls = NL_CONSUMER_PAST_STREAM,
     .state_size = sizeof(past_state),
     .detect = detect,
+};
+
+/* A stream hold a went-back finding this long after it was found. */
+#define NL_WENT_BACK_HOLD_NS (3600LL * 1000000000LL)
+
+/* What STREAM_WENT_BACK keeps of a stream: its last poll, and the latest
+ * fall. */
+typedef struct {
+  bool has_prev;
+  int64_t created_ns;
+  uint64_t prev_last, prev_msgs;
+  uint64_t fell_from, fell_to, msgs_before, msgs_after; /* The fall. */
+  int64_t found_ns;                                     /* 0: no fall held. */
+} went_back_state;
+
+static bool detect_stream(const nl_stream_ctx *x, void **state, nl_finding *f) {
+  const nl_stream_snap *s = x->s;
+  went_back_state *k = nl_class_state(&nl_class_stream_went_back, state);
+  if (k == NULL)
+    return false;
+  bool same = k->has_prev && s->created_ns != 0 &&
+              nl_created_same(k->created_ns, s->created_ns);
+  if (same && s->last_seq < k->prev_last) {
+    k->fell_from = k->prev_last;
+    k->fell_to = s->last_seq;
+    k->msgs_before = k->prev_msgs;
+    k->msgs_after = s->msgs;
+    k->found_ns = x->now_ns;
+  }
+  if (!same)
+    k->found_ns = 0; /* Created again: a new stream. */
+  k->has_prev = true;
+  k->created_ns = s->created_ns;
+  k->prev_last = s->last_seq;
+  k->prev_msgs = s->msgs;
+  if (k->found_ns == 0 || x->now_ns - k->found_ns >= NL_WENT_BACK_HOLD_NS)
+    return false;
+  uint64_t lost =
+      k->msgs_before > k->msgs_after ? k->msgs_before - k->msgs_after : 0;
+  nl_finding_start(f, NL_STREAM_WENT_BACK);
+  nl_finding_add(f, "last_seq_before", (double)k->fell_from);
+  nl_finding_add(f, "last_seq_after", (double)k->fell_to);
+  nl_finding_add(f, "msgs_before", (double)k->msgs_before);
+  nl_finding_add(f, "msgs_after", (double)k->msgs_after);
+  nl_finding_add(f, "msgs_lost", (double)lost);
+  nl_finding_add(f, "stream_last_seq", (double)s->last_seq);
+  char name[128];
+  nl_printable(s->name, false, name, sizeof(name));
+  snprintf(f->description, sizeof(f->description),
+           "stream %s went back: its last sequence fell from %" PRIu64
+           " to %" PRIu64 " and it held %" PRIu64
+           " messages instead of %" PRIu64 " (at least %" PRIu64
+           " lost), while it kept its "
+           "creation time: a server lost its stored messages, or it was "
+           "restored from an older backup",
+           name, k->fell_from, k->fell_to, k->msgs_after, k->msgs_before, lost);
+  f->fix_command[0] = '\0';
+  snprintf(f->recommendation, sizeof(f->recommendation),
+           "no fix command: the messages are gone from the server; restore "
+           "them from a backup or have the publishers send them again, and "
+           "find why the storage lost them; each consumer whose place is "
+           "now past the stream is reported as CONSUMER_PAST_STREAM with "
+           "the command that makes it deliver again");
+  return true;
+}
+
+const nl_class_def nl_class_stream_went_back = {
+    .cls = NL_STREAM_WENT_BACK,
+    .state_size = sizeof(went_back_state),
+    .detect_stream = detect_stream,
 };
