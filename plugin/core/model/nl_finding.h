@@ -41,7 +41,8 @@
   X(MESSAGES_STRANDED, messages_stranded, WARNING, STREAM)                     \
   X(MESSAGES_DISCARDED, messages_discarded, WARNING, CONSUMER)                 \
   X(CONSUMER_PAST_STREAM, consumer_past_stream, CRITICAL, CONSUMER)            \
-  X(STREAM_WENT_BACK, stream_went_back, CRITICAL, STREAM)
+  X(STREAM_WENT_BACK, stream_went_back, CRITICAL, STREAM)                      \
+  X(DELIVERY_STALLED, delivery_stalled, WARNING, CONSUMER)
 
 typedef enum {
 #define NL_CLASS_ID(id, suffix, severity, scope) NL_##id,

@@ -609,6 +609,8 @@ static int read_consumer(json_object *item, const char *stream,
   c->flow_control = get_bool(cfg, "flow_control");
   const char *priority = get_str(cfg, "priority_policy");
   c->pinned_client = priority != NULL && strcmp(priority, "pinned_client") == 0;
+  c->has_priority_policy =
+      priority != NULL && strcmp(priority, "none") != 0 && priority[0] != '\0';
   read_metadata(cfg, keep_consumer_meta, c);
   c->max_deliver = get_i64(cfg, "max_deliver", -1);
   c->max_ack_pending = get_i64(cfg, "max_ack_pending", -1);

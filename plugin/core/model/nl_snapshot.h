@@ -201,6 +201,9 @@ typedef struct {
    * delivers to one client of the priority group at a time, the pinned
    * one; the pull requests of the others wait and receive nothing. */
   bool pinned_client;
+  /* Any priority_policy but none (nats-server 2.11+: overflow,
+   * pinned_client, prioritized): pull requests may wait by design. */
+  bool has_priority_policy;
   nl_meta *meta; /* nats_lens.* metadata (nats-server 2.10+), owned. */
   size_t n_meta;
   /* State. */
