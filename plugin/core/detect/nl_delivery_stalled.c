@@ -91,6 +91,14 @@ static void describe(const nl_consumer_ctx *x, const stall_state *k,
   if (c->server_ts_ns > 0 && c->ack_last_ns > 0)
     nl_finding_add(f, "last_ack_age_s",
                    floor(nl_seconds(c->server_ts_ns - c->ack_last_ns)));
+  char learnt[160];
+  if (k->n_gaps > 0)
+    snprintf(learnt, sizeof(learnt),
+             "its deliveries came every %.0f s while work waited",
+             expected_s(k));
+  else
+    snprintf(learnt, sizeof(learnt),
+             "no interval learnt yet: the floor of %.0f s applies", limit_s);
   const char *who = c->push ? "its deliver subject has a subscriber"
                             : "pull requests are waiting at the server";
   nl_shell_names q;
@@ -100,9 +108,8 @@ static void describe(const nl_consumer_ctx *x, const stall_state *k,
     snprintf(f->description, sizeof(f->description),
              "%" PRIu64 " messages are pending with room under "
              "max_ack_pending and %s, yet nothing was delivered for %.0f s "
-             "(its deliveries came every %.0f s while work waited): "
-             "the server is not serving a consumer that is asked",
-             c->num_pending, who, stalled_s, expected_s(k));
+             "(%s): the server is not serving a consumer that is asked",
+             c->num_pending, who, stalled_s, learnt);
     char step[512] = "";
     if (x->s->cluster != NULL)
       snprintf(step, sizeof(step),
@@ -122,10 +129,9 @@ static void describe(const nl_consumer_ctx *x, const stall_state *k,
     snprintf(f->description, sizeof(f->description),
              "%" PRIu64 " messages are pending with room under "
              "max_ack_pending, yet nothing was delivered for %.0f s and no "
-             "pull request is waiting (its deliveries came every %.0f s "
-             "while work waited): the application that reads it is "
-             "gone or no longer asks",
-             c->num_pending, stalled_s, expected_s(k));
+             "pull request is waiting (%s): the application that reads it "
+             "is gone or no longer asks",
+             c->num_pending, stalled_s, learnt);
     snprintf(f->recommendation, sizeof(f->recommendation),
              "start the application that reads consumer %s of stream %s "
              "again, or find why it stopped fetching (its logs; nats "
