@@ -28,6 +28,11 @@ KINDS = [
 TOPO = {"test_ledger": "single", "test_ledger_cluster": "cluster (R3)"}
 
 
+def release_key(release):
+    """2.9.10 before 2.10.16: the release's numbers, compared as numbers."""
+    return [int(p) if p.isdigit() else 0 for p in release.split(".")]
+
+
 def main():
     raw, md, commit = sys.argv[1:4]
     runs = {}  # (who, topo) -> list of (release, latency, counted, of)
@@ -62,7 +67,8 @@ def main():
                      "%d-%d" % (lats[0], lats[-1]) if lats else "hold")
             rows.append("| %s | %s | %s | %s | %s | %s | %s |" % (
                 kind, cls, scenario, topo,
-                ", ".join(sorted(set(x[0] for x in r))), lat_s,
+                ", ".join(sorted(set(x[0] for x in r), key=release_key)),
+                lat_s,
                 "; ".join(counted)))
     text = "\n".join([
         "<!-- ledger -->",
