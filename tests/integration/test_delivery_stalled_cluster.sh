@@ -59,8 +59,7 @@ nl_check setup/le-elections [ "$(tr ' ' '\n' <<<"$leaders" | uniq | wc -l)" -ge 
 if line=$(nl_wait_notification 40 "severity = WARNING" \
   "type_instance = DELIVERY_STALLED," "GN/c:"); then
   nl_pass GN/c/detected "${line#*message = }"
-  at=$(date -d "$(sed -n 's/^\[\([^]]*\)\].*/\1/p' <<<"$line")" +%s)
-  echo "  latency GN/c: $((at - gone_at)) s after its worker stopped"
+  nl_latency GN/c "$gone_at" "$line"
 else
   nl_fail GN/c/detected "no DELIVERY_STALLED for GN/c"
 fi

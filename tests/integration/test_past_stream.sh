@@ -39,6 +39,7 @@ nl_check setup/polled nl_retry 20 polled 3
 kill "$NL_NATS_PID" && wait "$NL_NATS_PID" 2>/dev/null
 rm -f "$NL_TMP/js-$PORT/jetstream/\$G/streams/PS/msgs/"*
 nl_start_nats "$PORT" || exit 1
+back_at=$(date +%s)
 last=$(nl_inject "$PORT" request '$JS.API.STREAM.INFO.PS' '' |
   python3 -c 'import json,sys; print(json.load(sys.stdin)["state"]["last_seq"])')
 nl_check setup/stream-went-back [ "$last" = 0 ]
@@ -46,6 +47,8 @@ nl_check setup/stream-went-back [ "$last" = 0 ]
 if line=$(nl_wait_notification 30 "severity = FAILURE" \
   "type_instance = CONSUMER_PAST_STREAM," "PS/c:" "will_not_deliver=100,"); then
   nl_pass PS/c/detected "${line#*message = }"
+  nl_latency PS/c "$back_at" "$line"
+  echo "  counted PS/c: $(sed -n 's/.*will_not_deliver=\([0-9]*\).*/\1/p' <<<"$line") of 100"
 else
   nl_fail PS/c/detected "no CONSUMER_PAST_STREAM for PS/c"
 fi
@@ -60,6 +63,8 @@ nl_check PS/c/still-raised raised
 if line=$(nl_wait_notification 10 "severity = FAILURE" \
   "type_instance = STREAM_WENT_BACK," "PS:" "msgs_lost=100,"); then
   nl_pass PS/went-back "${line#*message = }"
+  nl_latency PS "$back_at" "$line"
+  echo "  counted PS: $(sed -n 's/.*msgs_lost=\([0-9]*\).*/\1/p' <<<"$line") of 100"
 else
   nl_fail PS/went-back "no STREAM_WENT_BACK for PS with msgs_lost=100"
 fi

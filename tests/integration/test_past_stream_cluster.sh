@@ -55,9 +55,12 @@ nl_check setup/pk-observed nl_consumer_seen pc-PK c 0 0
 nl_cluster_node_kill "$L"
 rm -f "$NL_TMP/js-n$L/jetstream/\$G/streams/PS/msgs/"*
 nl_cluster_node_start "$L" || exit 1
+back_at=$(date +%s)
 if line=$(nl_wait_notification 60 "severity = FAILURE" \
   "type_instance = CONSUMER_PAST_STREAM," "PS/c:" "will_not_deliver=100,"); then
   nl_pass PS/c/detected "${line#*message = }"
+  nl_latency PS/c "$back_at" "$line"
+  echo "  counted PS/c: $(sed -n 's/.*will_not_deliver=\([0-9]*\).*/\1/p' <<<"$line") of 100"
 else
   nl_fail PS/c/detected "no CONSUMER_PAST_STREAM for PS/c"
 fi
@@ -66,6 +69,8 @@ nl_retry 40 polled $((now + 3))
 if line=$(nl_wait_notification 10 "severity = FAILURE" \
   "type_instance = STREAM_WENT_BACK," "PS:" "msgs_lost=100,"); then
   nl_pass PS/went-back "${line#*message = }"
+  nl_latency PS "$back_at" "$line"
+  echo "  counted PS: $(sed -n 's/.*msgs_lost=\([0-9]*\).*/\1/p' <<<"$line") of 100"
 else
   nl_fail PS/went-back "no STREAM_WENT_BACK for PS with msgs_lost=100"
 fi
