@@ -63,6 +63,17 @@ static uint64_t name_key(const char *name) {
 
 static uint64_t sat_sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
+/* x rounded up to a whole number of messages (0 for none; capped far
+ * above any stream), without libm: the plugin does not link it. */
+static uint64_t messages_up(double x) {
+  if (!(x > 0))
+    return 0;
+  if (x >= 1e18)
+    return UINT64_MAX / 2;
+  uint64_t n = (uint64_t)x;
+  return (double)n < x ? n + 1 : n;
+}
+
 /* Takes out of list l the latest departure of a consumer named name that
  * is not the incarnation created at created_ns, kept less than
  * NL_DEPARTED_HOLD_NS before now_ns, into *out. */
@@ -143,8 +154,8 @@ static void judge(const nl_consumer_ctx *x, const nl_incarnation *pred,
   double pace = pred->floor_rate_max > pred->deliver_rate_max
                     ? pred->floor_rate_max
                     : pred->deliver_rate_max;
-  double more = ceil(NL_SKIPPED_PACE_FACTOR * pace * nl_seconds(gap));
-  uint64_t margin = more >= 1e18 ? UINT64_MAX / 2 : (uint64_t)more;
+  uint64_t margin =
+      messages_up(NL_SKIPPED_PACE_FACTOR * pace * nl_seconds(gap));
   uint64_t floor = pred->ack_floor_stream_seq + margin;
   if (floor < pred->ack_floor_stream_seq || start <= floor)
     return;
@@ -161,11 +172,9 @@ static void judge(const nl_consumer_ctx *x, const nl_incarnation *pred,
   if (start >= pred->stream_last_seq) {
     /* It starts past everything its predecessor had outstanding: that is
      * skipped, less what it may have processed before it ended. */
-    double done =
-        ceil(NL_SKIPPED_PACE_FACTOR * pred->deliver_rate_max * nl_seconds(gap));
-    uint64_t outstanding = pred->num_pending + pred->num_ack_pending;
-    uint64_t left =
-        done >= (double)outstanding ? 0 : outstanding - (uint64_t)done;
+    uint64_t done = messages_up(NL_SKIPPED_PACE_FACTOR *
+                                pred->deliver_rate_max * nl_seconds(gap));
+    uint64_t left = sat_sub(pred->num_pending + pred->num_ack_pending, done);
     if (left > start - floor)
       left = start - floor;
     if (left > n)
