@@ -296,6 +296,10 @@ endif
 # The lead time of RETENTION_RISK's forecast on a real server: steady
 # trends toward each kind of limit at once, raised and first loss, written
 # into results/eval.md (tests/eval/forecast.sh; about 10 minutes).
+.PHONY: eval-ledger
+eval-ledger: $(PLUGIN) $(INJECT)
+	$(TEST_ENV) tests/eval/ledger.sh
+
 .PHONY: eval-forecast
 eval-forecast: $(PLUGIN) $(INJECT)
 	INTERVAL=$(INTERVAL) $(TEST_ENV) tests/eval/forecast.sh

@@ -340,7 +340,8 @@ nl_held_throttle() {
 # --wait, --max-pending, --max-deliver, --backoff, --replicas and
 # --inactive-threshold for a consumer edit; --ack, --deliver, --wait,
 # --max-deliver, --max-pending, --filter and --inactive-threshold for a
-# consumer add, whose other settings are the CLI's defaults; --max-msgs,
+# consumer add, whose other settings are the CLI's defaults, after `nats
+# consumer rm S C -f &&` when the command deletes it first; --max-msgs,
 # --max-bytes, --max-msgs-per-subject, --max-age, --replicas, --discard
 # old|new for a stream) with nl-inject's consumer-edit, consumer-create or
 # stream-edit, which change only the named settings as the nats CLI does,
@@ -364,6 +365,9 @@ nl_apply_fix() {
   python3 - "$NL_INJECT" "$port" "${w[@]}" <<'PY'
 import json, subprocess, sys
 inject, port, words = sys.argv[1], sys.argv[2], sys.argv[3:]
+def unq(w):
+    """A word as the shell reads it when single-quoted."""
+    return w[1:-1].replace("'\\''", "'") if w[:1] == "'" else w
 def secs(v):
     return float(v[:-1]) if v.endswith("s") else float(v)
 def run(*args):
@@ -372,6 +376,13 @@ def run(*args):
     if p.returncode != 0:
         sys.exit("fix not applied: %s" % (p.stderr or p.stdout).strip())
     return p.stdout
+if (words[:3] == ["nats", "consumer", "rm"] and words[5:7] == ["-f", "&&"]
+        and words[7:10] == ["nats", "consumer", "add"] and
+        words[10:12] == words[3:5]):
+    # nats consumer rm S C -f && nats consumer add S C ...: the consumer
+    # deleted, then created as the add below says.
+    run("consumer-delete", unq(words[3]), unq(words[4]))
+    words = words[7:]
 if words[:3] == ["nats", "consumer", "edit"] and words[5:6] == ["--config"]:
     stream, consumer = words[3], words[4]
     if len(words) != 7:
@@ -432,7 +443,8 @@ elif words[:3] == ["nats", "consumer", "edit"] and len(words) >= 5:
 elif words[:3] == ["nats", "consumer", "add"] and len(words) >= 5:
     # A durable pull consumer created as `nats consumer add --pull
     # --defaults` would: the flags given, the rest the CLI's defaults.
-    stream, consumer, flags = words[3], words[4], words[5:]
+    stream, consumer = unq(words[3]), unq(words[4])
+    flags = [unq(w) for w in words[5:]]
     bare = [f for f in flags if f in ("--pull", "--defaults")]
     rest = [f for f in flags if f not in bare]
     opts = dict(zip(rest[::2], rest[1::2]))
@@ -490,8 +502,6 @@ elif words[:3] == ["nats", "stream", "edit"] and len(words) >= 4:
 elif words[:3] == ["nats", "stream", "info"] and words.count("&&") == 2:
     # nats stream info S --json > F && nats stream rm S -f &&
     # nats stream add S --config F (S and F single-quoted when needed).
-    def unq(w):
-        return w[1:-1].replace("'\\''", "'") if w[:1] == "'" else w
     cut = [i for i, w in enumerate(words) if w == "&&"]
     info, rm, add = (words[:cut[0]], words[cut[0] + 1:cut[1]],
                      words[cut[1] + 1:])

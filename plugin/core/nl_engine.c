@@ -138,8 +138,6 @@ static bool keep_unlisted(const nl_consumer_state *st, void *arg) {
  * keep what a consumer leaves (nl_judge_gone), when its stream is listed
  * with all its consumers and led here. */
 static void hand_over(const sweep_ctx *ctx, const nl_consumer_state *st) {
-  if (st->slots == NULL)
-    return;
   const nl_stream_snap *s = NULL;
   for (size_t i = 0; i < ctx->set->n_streams && s == NULL; i++)
     if (strcmp(ctx->set->streams[i].name, st->stream) == 0)
@@ -233,6 +231,7 @@ static nl_stream_ctx stream_ctx(nl_engine *e, const nl_snapshot_set *set,
                          t->name,
                          delivered_delta,
                          &t->lost_total,
+                         &t->stranded,
                          stream_named,
                          e,
                          &e->params,
@@ -459,6 +458,15 @@ typedef struct {
   unstored_mark unstored;   /* What it never stored. */
 } poll_stream;
 
+/* The state class cls keeps for the stream of consumer x (the slot of its
+ * stream record), or NULL when memory runs out. */
+static void **consumer_stream_state(const nl_consumer_ctx *x, nl_class cls) {
+  nl_engine *e = (nl_engine *)x->lookup;
+  nl_stream_rec *t = nl_store_get(&e->streams, x->st->stream);
+  nl_class_slot *slot = t != NULL ? nl_store_slot(t, cls) : NULL;
+  return slot != NULL ? &slot->state : NULL;
+}
+
 /* Applies consumer i of set: its history, the model's evidence, every
  * consumer class, and what it adds to its stream's figures in ps. */
 static void apply_consumer(nl_engine *e, const nl_snapshot_set *set, size_t i,
@@ -485,7 +493,18 @@ static void apply_consumer(nl_engine *e, const nl_snapshot_set *set, size_t i,
   nl_configured_start(&k, set, NL_CONFIGURED_CONSUMER, i,
                       e->params.config_classes, nl_class_audit_rules(false),
                       &e->audit, &e->scratch);
-  nl_consumer_ctx x = {st, c, s, set, i, clock, &fc, &e->params, now_ns, &k};
+  nl_consumer_ctx x = {st,
+                       c,
+                       s,
+                       set,
+                       i,
+                       clock,
+                       &fc,
+                       &e->params,
+                       now_ns,
+                       &k,
+                       consumer_stream_state,
+                       e};
   nl_verdict v;
   nl_judge_consumer(e->order, &x, &v);
   nl_finding bad_declaration;
@@ -547,8 +566,10 @@ size_t nl_engine_apply(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
                      sink, ud);
     if (set->streams[i].elsewhere)
       continue;
-    if (sink && sink->stream)
-      sink->stream(ud, &set->streams[i], t ? t->lost_total : 0);
+    if (sink && sink->stream) {
+      nl_stream_ledger ledger = {t ? t->lost_total : 0, t ? t->stranded : 0};
+      sink->stream(ud, &set->streams[i], &ledger);
+    }
   }
   free(ps);
   /* From here on, the streams a short list left out are missing ones. */
@@ -582,8 +603,7 @@ bool nl_engine_advisory(nl_engine *e, const nl_advisory *a, int64_t now_ns,
   int recorded = nl_advised_record(st, a);
   if (recorded == 1)
     e->advisories_contradicted++;
-  nl_consumer_ctx x = {st,   NULL, NULL,       NULL,   0,
-                       NULL, NULL, &e->params, now_ns, NULL};
+  nl_consumer_ctx x = {.st = st, .p = &e->params, .now_ns = now_ns};
   nl_verdict v;
   nl_judge_advisory(&x, a, recorded != 0, &v);
   /* Only onsets and updates here: a class the advisories no longer prove
@@ -625,7 +645,18 @@ bool nl_engine_created(nl_engine *e, const nl_snapshot_set *set, int64_t now_ns,
   nl_configured_start(&k, set, NL_CONFIGURED_CONSUMER, 0,
                       e->params.config_classes, nl_class_audit_rules(false),
                       &e->audit, &e->scratch);
-  nl_consumer_ctx x = {st, c, s, set, 0, NULL, NULL, &e->params, now_ns, &k};
+  nl_consumer_ctx x = {st,
+                       c,
+                       s,
+                       set,
+                       0,
+                       NULL,
+                       NULL,
+                       &e->params,
+                       now_ns,
+                       &k,
+                       consumer_stream_state,
+                       e};
   nl_verdict v;
   nl_judge_created(&x, &v);
   nl_class_mask configured = 0;

@@ -81,6 +81,11 @@ bool nl_engine_knows(nl_engine *e, const char *stream, const char *consumer);
 void nl_engine_advisory_counts(nl_engine *e, uint64_t *fed, uint64_t *unknown,
                                uint64_t *contradicted);
 
+/* Fills *out with the ledger of the stream named stream (zeroes when none
+ * is kept). */
+void nl_engine_stream_ledger(nl_engine *e, const char *stream,
+                             nl_stream_ledger *out);
+
 /* Returns the active stream-level finding of class cls for the stream
  * named stream, or NULL. */
 const nl_finding *nl_engine_stream_finding(nl_engine *e, const char *stream,

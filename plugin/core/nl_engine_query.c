@@ -16,6 +16,12 @@ const nl_resolved *nl_engine_resolved(const nl_engine *e, size_t k) {
   return nl_lifecycle_resolved(&e->life, k);
 }
 
+void nl_engine_stream_ledger(nl_engine *e, const char *stream,
+                             nl_stream_ledger *out) {
+  const nl_stream_rec *t = nl_store_find(&e->streams, stream);
+  *out = (nl_stream_ledger){t ? t->lost_total : 0, t ? t->stranded : 0};
+}
+
 const nl_finding *nl_engine_stream_finding(nl_engine *e, const char *stream,
                                            nl_class cls) {
   if ((unsigned)cls >= NL_CLASS_COUNT)

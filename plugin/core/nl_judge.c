@@ -216,9 +216,9 @@ void nl_judge_stream(const nl_class order[NL_CLASS_COUNT], nl_stream_rec *r,
 void nl_judge_gone(const nl_gone_ctx *g, nl_stream_rec *r) {
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++) {
     const nl_class_def *d = nl_class_defs[cls];
-    const void *state = consumer_state(g->st, (nl_class)cls);
-    if (d->gone == NULL || state == NULL)
+    if (d->gone == NULL)
       continue;
+    const void *state = consumer_state(g->st, (nl_class)cls);
     nl_class_slot *to = nl_store_slot(r, d->gone_to);
     if (to != NULL)
       d->gone(g, state, &to->state);

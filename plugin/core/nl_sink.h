@@ -6,15 +6,23 @@
 #include "core/model/nl_history.h"
 #include "core/model/nl_snapshot.h"
 
+/* What a stream's ledger holds at a poll: the running count of messages
+ * its consumers lost, and the messages it stores that no consumer will
+ * deliver (MESSAGES_STRANDED; 0 when none or not known). */
+typedef struct {
+  uint64_t lost_total;
+  uint64_t stranded;
+} nl_stream_ledger;
+
 typedef struct {
   /* A consumer seen in this poll, after detection (st->active is current). */
   void (*consumer)(void *ud, const nl_consumer_snap *c, const nl_stream_snap *s,
                    const nl_consumer_state *st);
-  /* A stream seen in this poll, with the running count of messages its
-   * consumers lost to eviction. Its stream-level classes (nl_class_is_stream)
-   * are already detected: see nl_engine_stream_finding. Their transitions
-   * carry the consumer NL_STREAM_FINDING_CONSUMER. */
-  void (*stream)(void *ud, const nl_stream_snap *s, uint64_t lost_total);
+  /* A stream seen in this poll, with its ledger. Its stream-level classes
+   * (nl_class_is_stream) are already detected: see nl_engine_stream_finding.
+   * Their transitions carry the consumer NL_STREAM_FINDING_CONSUMER. */
+  void (*stream)(void *ud, const nl_stream_snap *s,
+                 const nl_stream_ledger *ledger);
   /* A finding started (active) or cleared (!active). For a clear, f is the
    * last active version. reason is NULL, or why a consumer's findings
    * cleared without a detection (for example "consumer deleted"). */

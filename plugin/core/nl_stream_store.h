@@ -17,6 +17,7 @@
 typedef struct {
   char *name;
   uint64_t lost_total;
+  uint64_t stranded; /* Set by MESSAGES_STRANDED at each poll. */
   uint32_t seen_generation;
   int64_t last_seen_ns; /* Poll time it was last listed or missing. */
   nl_finding *active[NL_CLASS_COUNT]; /* Stream-level classes only. */

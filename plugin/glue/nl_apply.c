@@ -117,6 +117,8 @@ static void sink_consumer(void *ud, const nl_consumer_snap *c,
   submit_derive(rc, pi, "nats_lens_delivered", ti, c->delivered_consumer_seq);
   submit_derive(rc, pi, "nats_lens_redelivered", ti, st->redelivered_total);
   submit_derive(rc, pi, "nats_lens_lost", ti, st->lost_total);
+  submit_derive(rc, pi, "nats_lens_skipped", ti, st->skipped_total);
+  submit_derive(rc, pi, "nats_lens_discarded", ti, st->discarded_total);
   nl_submit_gauge(rc, pi, "nats_lens_paused", ti, c->paused ? 1.0 : 0.0);
   /* The eviction forecast, only where the polls trust one: a missing
    * value is no forecast, never a number standing for none. */
@@ -128,7 +130,7 @@ static void sink_consumer(void *ud, const nl_consumer_snap *c,
 }
 
 static void sink_stream(void *ud, const nl_stream_snap *s,
-                        uint64_t lost_total) {
+                        const nl_stream_ledger *ledger) {
   const read_ctx *rc = ud;
   char pi[DATA_MAX_NAME_LEN];
   nl_stream_plugin_instance(rc->inst, s->name, pi, sizeof(pi));
@@ -137,7 +139,8 @@ static void sink_stream(void *ud, const nl_stream_snap *s,
   nl_submit_gauge(rc, pi, "count", "consumers", (double)s->consumer_count);
   nl_submit_gauge(rc, pi, "nats_lens_seq", "first", (double)s->first_seq);
   nl_submit_gauge(rc, pi, "nats_lens_seq", "last", (double)s->last_seq);
-  submit_derive(rc, pi, "nats_lens_lost", NULL, lost_total);
+  submit_derive(rc, pi, "nats_lens_lost", NULL, ledger->lost_total);
+  nl_submit_gauge(rc, pi, "nats_lens_stranded", NULL, (double)ledger->stranded);
   /* One 0/1 value per stream-level class (no type instance). */
   for (int cls = 0; cls < NL_CLASS_COUNT; cls++) {
     if (!nl_class_is_stream(cls))

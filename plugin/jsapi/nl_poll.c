@@ -3,6 +3,7 @@
 
 #include "core/model/nl_names.h"
 #include "core/model/nl_parse.h"
+#include "core/model/nl_subject.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,6 +104,37 @@ static int read_listing(poll_run *run, const char *subject, page_parser parse,
   }
   note_error(run->stats, NL_TRANSPORT_ERROR, subject, "too many pages");
   return -1;
+}
+
+/* Asks for the message count of each subject of stream i of set (which
+ * nl_subject_counts_wanted named), into its snapshot. A failure is an
+ * error of the poll; the stream is then judged without them. */
+static void read_subject_counts(poll_run *run, const char *prefix,
+                                nl_snapshot_set *set, size_t i) {
+  char subject[2 * NL_NAME_MAX], err[320];
+  snprintf(subject, sizeof(subject), "%s.STREAM.INFO.%s", prefix,
+           set->streams[i].name);
+  if (run->deadline && monotonic_ns() > run->deadline) {
+    run->stats->cut_off = true;
+    note_error(run->stats, NL_TRANSPORT_ERROR, subject,
+               "poll time budget exhausted");
+    return;
+  }
+  char *reply = NULL;
+  size_t len = 0;
+  run->stats->requests++;
+  int status = run->request(run->ctx, subject, "{\"subjects_filter\":\">\"}",
+                            &reply, &len, err, sizeof(err));
+  if (status != 0) {
+    note_error(run->stats, status < 0 ? status : NL_TRANSPORT_ERROR, subject,
+               err);
+    return;
+  }
+  run->stats->bytes_received += len;
+  if (nl_parse_subject_counts(reply, len, &set->streams[i], err, sizeof(err)) !=
+      NL_PARSE_OK)
+    note_error(run->stats, NL_TRANSPORT_ERROR, subject, err);
+  free(reply);
 }
 
 /* An entry of a listing: its group (the stream, for consumers), name and
@@ -258,5 +290,11 @@ int nl_poll_run(const nl_poll_config *cfg, nl_request_fn request, void *ctx,
   set->n_consumers =
       drop_repeated(set->consumers, set->n_consumers, sizeof(*set->consumers),
                     consumer_key, consumer_clear);
+  /* Work queues and interest streams whose consumers' filters may leave
+   * subjects untaken: how many messages each subject holds (the messages
+   * no consumer will deliver, MESSAGES_STRANDED). */
+  for (size_t i = 0; i < set->n_streams; i++)
+    if (nl_subject_counts_wanted(set, i))
+      read_subject_counts(&run, prefix, set, i);
   return 0;
 }

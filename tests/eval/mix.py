@@ -198,6 +198,37 @@ def patterns(langs):
                             tool("consumer-create", "M_RECR", "c",
                                  "--ack-wait", "30", "--deliver-policy",
                                  "new"))]))
+    # The delivery ledger's look-alikes (MESSAGES_SKIPPED, _DISCARDED,
+    # _STRANDED): a redeploy that starts where the old consumer
+    # acknowledged, a last-per-subject reader of a stream that keeps one
+    # message per subject, work-queue consumers whose disjoint filters
+    # take every subject published.
+    P.append(pattern("REDEP", "c", "a consumer redeployed every 45 s: "
+                     "deleted and created again at its ack floor + 1",
+                     [st("REDEP"), cc("REDEP", "c", "--ack-wait", "30")],
+                     [pub("pub", s("REDEP"), 10),
+                      work("w", "M_REDEP", "c", "--workers", "2"),
+                      every(45, kill("w"),
+                            tool("consumer-redeploy", "M_REDEP", "c"))]))
+    P.append(pattern("LPS", "c", "one message per subject (10 subjects, "
+                     "10 msg/s), read by an explicit-ack consumer of the "
+                     "newest per subject",
+                     [st("LPS", "--max-msgs-per-subject", "1"),
+                      cc("LPS", "c", "--ack-wait", "30", "--deliver-policy",
+                         "last_per_subject", "--filter", "m_lps.>")],
+                     [pub("p%d" % i, "m_lps.k%d" % i, 1) for i in range(10)] +
+                     [work("w", "M_LPS", "c", "--workers", "2")]))
+    P.append(pattern("WQD", "c", "a work queue with two consumers on "
+                     "disjoint filters (m_wqd.a, m_wqd.b) taking every "
+                     "subject published",
+                     [st("WQD", "--retention", "workqueue"),
+                      cc("WQD", "c", "--ack-wait", "30", "--filter",
+                         "m_wqd.a"),
+                      cc("WQD", "b", "--ack-wait", "30", "--filter",
+                         "m_wqd.b")],
+                     [pub("pa", "m_wqd.a", 5), pub("pb", "m_wqd.b", 5),
+                      work("wa", "M_WQD", "c", "--workers", "2"),
+                      work("wb", "M_WQD", "b", "--workers", "2")]))
     P.append(pattern("LAG", "c", "a consumer reading 100 at a time next to "
                      "a lagging one (10 of 20 msg/s) and one recreated with "
                      "deliver_policy new every 2 minutes (max_msgs 200000)",

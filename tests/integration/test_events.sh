@@ -98,7 +98,7 @@ wait "$REC_default" "$REC_custom" "$REC_off" 2>/dev/null
 
 ev3_seen=$(nl_notifications "plugin_instance = ev3-" | wc -l)
 
-python3 - "$NL_TMP" "$ev3_seen" <<'EOF'
+python3 - "$NL_TMP" "$ev3_seen" "$NL_ROOT" <<'EOF'
 import json, os, re, sys, datetime
 
 tmp, ev3_seen = sys.argv[1], int(sys.argv[2])
@@ -135,22 +135,12 @@ def load(tag):
             return None, "invalid JSON on %s: %s: %s" % (subject, e, line[:200])
     return out, ""
 
-SEVERITY = {"ACK_WAIT_VIOLATION": "critical", "SEQUENCE_GAP": "critical",
-            "MAX_PENDING_THROTTLE": "warning", "NAK_STORM": "warning",
-            "MISSING_PROGRESS": "critical",
-            # The classes added with advisory-driven detection
-            # (docs/detectors.md); PUSH_UNBOUND escalates to critical.
-            "MAX_DELIVER_EXHAUSTED": "critical",
-            "INTEREST_NO_CONSUMERS": "critical",
-            "ACK_NONE_CONSUMER": "warning", "ACK_ALL_PARALLEL": "warning",
-            "PUSH_UNBOUND": "warning", "RETENTION_RISK": "warning",
-            "CONSUMER_UNOBSERVABLE": "warning",
-            "STREAM_SINGLE_REPLICA": "warning",
-            "PUBLISH_REJECTED": "warning",
-            "CONSUMER_SINGLE_REPLICA": "warning",
-            "SOURCE_STALLED": "critical",
-            "RATE_LIMITED": "warning",
-            "CONSUMER_EXPIRING": "warning", "CONSUMER_EXPIRED": "critical"}
+# Every class and its severity, as the class table declares them
+# (NL_CLASS_LIST); PUSH_UNBOUND escalates to critical, not in this run.
+SEVERITY = {name: sev.lower() for name, sev in re.findall(
+    r"X\((\w+), \w+, (CRITICAL|WARNING), \w+\)",
+    open(os.path.join(sys.argv[3], "plugin/core/model/nl_finding.h")).read())}
+assert len(SEVERITY) >= 19, SEVERITY
 RFC3339 = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 now = datetime.datetime.now(datetime.timezone.utc)
 

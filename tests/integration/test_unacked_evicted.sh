@@ -12,8 +12,10 @@
 #             holds the first values of five keys and the keys are
 #             updated; the server sends the same reason and the stream's
 #             first sequence passes them, but a newer value replaced each:
-#             silent. KV/r reads nothing while the keys are updated:
-#             silent too (it will read the newer values).
+#             silent. KV/r reads nothing while the keys are updated: no
+#             loss either, but it wants every message (deliver all,
+#             explicit ack) and will never process the five replaced
+#             values: MESSAGES_DISCARDED with exactly 5 (the ledger).
 #   FT/w      a client +TERM of five messages with the server's reason
 #             text ("Unacknowledged message was deleted"): the messages
 #             stay stored, silent. FTW/w the same on a work queue, where
@@ -119,6 +121,10 @@ silent() { # STREAM CONSUMER PENDING ACK_PENDING
 silent KV w 5 0
 silent KV r 5 0
 silent FT w 0 0
+nl_check kv-r/discarded [ "$(nl_csv_int ue-KV nats_lens_discarded r)" = 5 ]
+nl_check kv-w/not-discarded [ "$(nl_csv_int ue-KV nats_lens_discarded w)" = 0 ]
+nl_check kv-r/discarded-finding nl_wait_notification 5 "severity = WARNING" \
+  "type_instance = MESSAGES_DISCARDED," "KV/r:" "discarded_total=5,"
 silent FTW w 0 0
 nl_check setup/advisories-read nl_csv_seen_since ue derive advisories 0 ">= 25"
 

@@ -78,6 +78,8 @@ static const char *usage_text =
     "                                     `nats consumer edit`)\n"
     "      [--metadata KEY=VALUE]...      (sets KEY, the other keys kept)\n"
     "  consumer-delete STREAM NAME\n"
+    "  consumer-redeploy STREAM NAME   (deleted, created again at its ack\n"
+    "      floor + 1 with the same configuration)\n"
     "  publish SUBJECT --count N [--rate PER_SEC] [--size BYTES]\n"
     "      [--keep-going]                 (a failed publish is counted, not "
     "fatal)\n"
@@ -555,6 +557,39 @@ static int cmd_consumer_delete(void) {
   json_object *reply = js_request_ok(subj, "");
   printf("deleted consumer %s.%s\n", args.pos[1], args.pos[2]);
   json_object_put(reply);
+  return 0;
+}
+
+/* consumer-redeploy: deletes a durable consumer and creates it again with
+ * the same configuration, starting where it had acknowledged (deliver
+ * policy by_start_sequence at its ack floor + 1), as a careful redeploy
+ * does; prints the start sequence. */
+static int cmd_consumer_redeploy(void) {
+  check_args("", 3, 3);
+  const char *stream = args.pos[1], *name = args.pos[2];
+  connect_server();
+  char subj[SUBJ_MAX];
+  subjf(subj, "$JS.API.CONSUMER.INFO.%s.%s", stream, name);
+  json_object *info = js_request_ok(subj, "");
+  json_object *cfg = jobj(info, "config");
+  if (!cfg)
+    die(1, "consumer %s.%s: no config in its info", stream, name);
+  int64_t start = jint(jobj(info, "ack_floor"), "stream_seq", 0) + 1;
+  subjf(subj, "$JS.API.CONSUMER.DELETE.%s.%s", stream, name);
+  json_object_put(js_request_ok(subj, ""));
+  json_object_object_add(cfg, "deliver_policy",
+                         json_object_new_string("by_start_sequence"));
+  json_object_object_add(cfg, "opt_start_seq", json_object_new_int64(start));
+  json_object *req = json_object_new_object();
+  json_object_object_add(req, "stream_name", json_object_new_string(stream));
+  json_object_object_add(req, "config", json_object_get(cfg));
+  subjf(subj, "$JS.API.CONSUMER.DURABLE.CREATE.%s.%s", stream, name);
+  json_object_put(js_request_ok(
+      subj, json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN)));
+  printf("redeployed consumer %s.%s opt_start_seq=%" PRId64 "\n", stream, name,
+         start);
+  json_object_put(req);
+  json_object_put(info);
   return 0;
 }
 
@@ -1834,6 +1869,7 @@ int main(int argc, char **argv) {
               {"stream-delete", cmd_stream_delete},
               {"consumer-create", cmd_consumer_create},
               {"consumer-delete", cmd_consumer_delete},
+              {"consumer-redeploy", cmd_consumer_redeploy},
               {"publish", cmd_publish},
               {"consume", cmd_consume},
               {"info", cmd_info},

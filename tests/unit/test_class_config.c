@@ -430,8 +430,8 @@ static const change_case change_cases[] = {
     /* Created again with the same configuration and no parallel workers
      * seen: a new consumer, which must show them again (a fix clears at
      * once). */
-    {"ack all created again the same: at once", BASE_ACK_ALL, recreate_same,
-     1, NULL},
+    {"ack all created again the same: at once", BASE_ACK_ALL, recreate_same, 1,
+     NULL},
     {"one replica edited to 3: at once", BASE_ONE_REPLICA, consumer_three, 1,
      NULL},
     {"one replica deleted", BASE_ONE_REPLICA, delete_consumer, 1,

@@ -436,7 +436,9 @@ static void on_reset_transition(void *ud, const char *stream,
     last_reason = reason;
 }
 
-static void on_stream(void *ud, const nl_stream_snap *s, uint64_t lost) {
+static void on_stream(void *ud, const nl_stream_snap *s,
+                      const nl_stream_ledger *ledger) {
+  uint64_t lost = ledger->lost_total;
   (void)ud, (void)lost;
   if (strcmp(s->name, "M") == 0)
     m_seen++;

@@ -46,7 +46,9 @@ static void src_transition(void *ud, const char *stream, const char *consumer,
     x->reason = reason;
 }
 
-static void src_stream(void *ud, const nl_stream_snap *s, uint64_t lost) {
+static void src_stream(void *ud, const nl_stream_snap *s,
+                       const nl_stream_ledger *ledger) {
+  uint64_t lost = ledger->lost_total;
   src *x = ud;
   if (strcmp(s->name, "C") == 0) {
     x->lost = lost;

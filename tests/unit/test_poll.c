@@ -16,6 +16,9 @@ typedef struct {
   bool offline_stream;      /* The same, GONE left out of both lists. */
   bool repeat_across_pages; /* Each page of BIG repeats the entry before
                                it (a consumer created meanwhile). */
+  /* BIG is a work queue of "big.*" holding 7 messages whose consumers
+   * take "big.a" only; its subject counts fail with fail_info. */
+  bool work_queue, fail_info;
   unsigned requests;
   char subjects[64][128];
 } fake_server;
@@ -70,7 +73,14 @@ static int fake_request(void *ctx, const char *subject, const char *payload,
              "{\"total\":%d,\"offset\":%llu,\"limit\":256,\"streams\":[",
              f->extra_stream ? 3 : 2, offset);
     buf = append(buf, &len, &cap, item);
-    if (offset == 0)
+    if (offset == 0 && f->work_queue)
+      buf = append(buf, &len, &cap,
+                   "{\"config\":{\"name\":\"BIG\",\"retention\":"
+                   "\"workqueue\",\"subjects\":[\"big.*\"]},\"state\":"
+                   "{\"messages\":7,\"num_subjects\":2,\"consumer_count\":"
+                   "1}},"
+                   "{\"config\":{\"name\":\"skip_me\"},\"state\":{}}");
+    else if (offset == 0)
       buf = append(buf, &len, &cap,
                    "{\"config\":{\"name\":\"BIG\"},\"state\":{}},"
                    "{\"config\":{\"name\":\"skip_me\"},\"state\":{}}");
@@ -94,12 +104,22 @@ static int fake_request(void *ctx, const char *subject, const char *payload,
     unsigned from = f->repeat_across_pages && offset > 0 ? offset - 1 : offset;
     for (unsigned i = from; i < end; i++) {
       snprintf(item, sizeof(item),
-               "%s{\"name\":\"c%u\",\"config\":{\"ack_wait\":30000000000},"
+               "%s{\"name\":\"c%u\",\"config\":{\"ack_wait\":30000000000%s},"
                "\"delivered\":{},\"ack_floor\":{}}",
-               i == from ? "" : ",", i);
+               i == from ? "" : ",", i,
+               f->work_queue ? ",\"filter_subject\":\"big.a\"" : "");
       buf = append(buf, &len, &cap, item);
     }
     buf = append(buf, &len, &cap, "]}");
+  } else if (strcmp(subject, "$JS.API.STREAM.INFO.BIG") == 0 &&
+             strcmp(payload, "{\"subjects_filter\":\">\"}") == 0) {
+    if (f->fail_info) {
+      snprintf(err, errlen, "no reply within 100 ms");
+      return -1;
+    }
+    buf = append(buf, &len, &cap,
+                 "{\"config\":{\"name\":\"BIG\"},\"state\":{\"subjects\":"
+                 "{\"big.a\":3,\"big.c\":4}}}");
   } else {
     buf = append(buf, &len, &cap,
                  "{\"total\":0,\"offset\":0,\"limit\":256,\"consumers\":[]}");
@@ -124,6 +144,34 @@ static void test_poll_pages_through_consumers(void) {
   CHECK_EQ_U(stats.errors, 0);
   CHECK(set.streams[0].consumers_complete);
   CHECK(strstr(f.subjects[3], "{\"offset\":512}") != NULL);
+  nl_snapshot_set_clear(&set);
+}
+
+/* A work queue whose consumers' filters leave a subject untaken: the
+ * poll asks for its subject counts (after its consumers); a failure is an
+ * error of the poll and leaves them unread. */
+static void test_poll_reads_subject_counts(void) {
+  for (int fail = 0; fail < 2; fail++) {
+    fake_server f = {.n_consumers = 2, .work_queue = true, .fail_info = fail};
+    nl_poll_config cfg = {.select = {.exclude = exclude_globs, .n_exclude = 1}};
+    nl_snapshot_set set = {0};
+    nl_poll_stats stats;
+    CHECK(nl_poll_run(&cfg, fake_request, &f, &set, &stats) == 0);
+    CHECK_EQ_U(stats.requests, 3);
+    CHECK(strcmp(f.subjects[2],
+                 "$JS.API.STREAM.INFO.BIG {\"subjects_filter\":\">\"}") == 0);
+    CHECK_EQ_U(stats.errors, fail ? 1 : 0);
+    CHECK(set.streams[0].subject_counts_read == !fail);
+    CHECK_EQ_U(set.streams[0].n_subject_counts, fail ? 0 : 2);
+    nl_snapshot_set_clear(&set);
+  }
+  /* Not a work queue: not asked. */
+  fake_server f = {.n_consumers = 2};
+  nl_poll_config cfg = {.select = {.exclude = exclude_globs, .n_exclude = 1}};
+  nl_snapshot_set set = {0};
+  nl_poll_stats stats;
+  CHECK(nl_poll_run(&cfg, fake_request, &f, &set, &stats) == 0);
+  CHECK_EQ_U(stats.requests, 2);
   nl_snapshot_set_clear(&set);
 }
 
@@ -239,6 +287,7 @@ static void test_poll_stream_globs(void) {
 
 static const nl_test_case tests[] = {
     NL_TEST(test_poll_pages_through_consumers),
+    NL_TEST(test_poll_reads_subject_counts),
     NL_TEST(test_poll_drops_repeated_consumers),
     NL_TEST(test_poll_pages_past_a_lying_total),
     NL_TEST(test_poll_failed_consumer_list_marks_stream_incomplete),

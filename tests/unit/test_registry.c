@@ -89,14 +89,18 @@ static void test_registry_ops_match_scope(void) {
     } else {
       /* Judged per consumer: no stream operation or stream event. */
       CHECK_CASE(label, consumer_ops);
+      CHECK_CASE(label, !stream_ops && !d->key && !d->after_sweep);
+      /* A stream event forgets only what the class keeps for its
+       * consumers' stream: what they leave when gone. */
       CHECK_CASE(label,
-                 !stream_ops && !d->key && !d->after_sweep && d->forget == 0);
+                 d->forget == 0 || (d->gone != NULL && d->gone_to == r->cls));
     }
-    /* What a consumer leaves goes to a stream class, and only from a
-     * state the class keeps. */
+    /* What a consumer leaves goes to a stream class, or to what a consumer
+     * class keeps for the stream, and only from a class with a state. */
     if (d->gone != NULL) {
-      CHECK_CASE(label, (unsigned)d->gone_to < NL_CLASS_COUNT &&
-                            nl_class_is_stream(d->gone_to));
+      CHECK_CASE(label,
+                 (unsigned)d->gone_to < NL_CLASS_COUNT &&
+                     (nl_class_is_stream(d->gone_to) || d->gone_to == r->cls));
       CHECK_CASE(label, d->state_size > 0);
     }
     /* A release frees what a state points to: there must be a state. */
@@ -118,6 +122,7 @@ static const struct {
      NL_CLASS_BIT(NL_ACK_WAIT_VIOLATION) | NL_CLASS_BIT(NL_MISSING_PROGRESS)},
     {NL_ACK_WAIT_VIOLATION, NL_CLASS_BIT(NL_MISSING_PROGRESS)},
     {NL_SEQUENCE_GAP, NL_CLASS_BIT(NL_RETENTION_RISK)},
+    {NL_INTEREST_NO_CONSUMERS, NL_CLASS_BIT(NL_MESSAGES_STRANDED)},
 };
 
 static void test_registry_precedence(void) {

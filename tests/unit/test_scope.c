@@ -111,7 +111,9 @@ static void count_transition(void *ud, const char *stream, const char *consumer,
   }
 }
 
-static void count_stream(void *ud, const nl_stream_snap *s, uint64_t lost) {
+static void count_stream(void *ud, const nl_stream_snap *s,
+                         const nl_stream_ledger *ledger) {
+  uint64_t lost = ledger->lost_total;
   (void)s, (void)lost;
   ((scope_counts *)ud)->stream_values++;
 }

@@ -75,7 +75,9 @@ static void on_transition(void *ud, const char *stream, const char *consumer,
   }
 }
 
-static void on_stream(void *ud, const nl_stream_snap *s, uint64_t lost) {
+static void on_stream(void *ud, const nl_stream_snap *s,
+                      const nl_stream_ledger *ledger) {
+  uint64_t lost = ledger->lost_total;
   run *r = ud;
   for (size_t i = 0; i < 4; i++)
     if (strcmp(s->name, copies[i]) == 0)

@@ -49,7 +49,7 @@
 #include "nl_params.h"
 
 /* What the consumer classes see of one consumer. */
-typedef struct {
+typedef struct nl_consumer_ctx {
   nl_consumer_state *st;       /* Its history, this poll included; its held
                                   findings are st->active. */
   const nl_consumer_snap *c;   /* This poll; NULL between polls. */
@@ -64,6 +64,12 @@ typedef struct {
   /* The configuration rules' findings for c, read once per poll; NULL
    * between polls. */
   nl_configured *configured;
+  /* The state class cls keeps for the consumer's stream (the slot of its
+   * stream record, as a stream class's is), for a class whose consumers
+   * share what their stream remembers; NULL when it cannot be kept
+   * (memory) or between polls. */
+  void **(*stream_state)(const struct nl_consumer_ctx *x, nl_class cls);
+  const void *lookup; /* For stream_state. */
 } nl_consumer_ctx;
 
 /* What the stream classes see of one stream. */
@@ -80,6 +86,9 @@ typedef struct nl_stream_ctx {
   /* Its running count of lost messages: a class that finds messages the
    * stream lost adds them (it is the cost of its findings). */
   uint64_t *lost_total;
+  /* The messages it stores that no consumer will deliver, as the class
+   * that finds them counts them at this poll (0: none or not known). */
+  uint64_t *stranded;
   /* A stream of this poll by name, when listed and led by the polled
    * server (an origin of a mirror or source), else NULL. */
   const nl_stream_snap *(*stream_named)(const struct nl_stream_ctx *x,
@@ -96,8 +105,8 @@ typedef struct nl_stream_ctx {
 #define NL_DELIVERED_UNKNOWN UINT64_MAX
 
 /* A consumer the poll no longer lists, handed to the class that keeps
- * what it leaves (gone): its history, and its stream as listed with all
- * its consumers. */
+ * what it leaves (gone): its history, its stream as listed with all its
+ * consumers, and the poll's time. */
 typedef struct {
   const nl_consumer_state *st;
   const nl_stream_snap *s;
@@ -129,8 +138,11 @@ typedef struct nl_class_def {
    * consumer is offered to every class). */
   void (*record)(nl_consumer_state *st, void **state, const nl_advisory *a);
   /* The consumer is gone: keeps what it leaves in the state of class
-   * gone_to for its stream (to_state). Called for a consumer whose state
-   * is set, with its stream listed completely and not led elsewhere. */
+   * gone_to for its stream (to_state): a stream class's, or the class's
+   * own state for the stream, which its consumers read through
+   * stream_state (nl_consumer_ctx). Called for every consumer the poll
+   * no longer lists whose stream is listed completely and not led
+   * elsewhere, with its own state (NULL when it keeps none). */
   void (*gone)(const nl_gone_ctx *g, const void *state, void **to_state);
   nl_class gone_to;
 
@@ -147,7 +159,9 @@ typedef struct nl_class_def {
    * their gone ops, and only for streams where it keeps state or holds a
    * finding. */
   bool after_sweep;
-  unsigned forget; /* NL_FORGET_* events that drop the state. */
+  /* NL_FORGET_* events that drop the state of a stream (for a consumer
+   * class: what it keeps for the stream, gone_to being itself). */
+  unsigned forget;
 
   /* Raise debounce: a new finding waits until its condition has held on
    * raise_polls polls in a row over at least raise_s seconds (0: none). */

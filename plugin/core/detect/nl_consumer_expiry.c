@@ -3,6 +3,7 @@
 #include "nl_consumer_expiry.h"
 
 #include "nl_classes.h"
+#include "nl_fix.h"
 
 #include "core/model/nl_names.h"
 
@@ -283,27 +284,17 @@ static void describe_gone(const nl_expiry_watch *w, const char *stream,
   char deliver[32] = "all";
   if (w->ack_floor_stream_seq > 0)
     snprintf(deliver, sizeof(deliver), "%" PRIu64, w->ack_floor_stream_seq + 1);
-  if (!w->push && w->filter_kept && !limited && nl_cli_name_usable(name)) {
-    char filter[NL_SHELL_NAME_MAX + 16] = "";
-    if (w->filter[0] != '\0') {
-      char word[NL_SHELL_NAME_MAX];
-      snprintf(filter, sizeof(filter), " --filter %s",
-               nl_shell_word(w->filter, word, sizeof(word)));
-    }
-    char more[64] = "";
-    int n = 0;
-    if (w->max_deliver > 0)
-      n = snprintf(more, sizeof(more), " --max-deliver %" PRId64,
-                   w->max_deliver);
-    if (w->max_ack_pending > 0 && n >= 0 && (size_t)n < sizeof(more))
-      snprintf(more + n, sizeof(more) - (size_t)n, " --max-pending %" PRId64,
-               w->max_ack_pending);
-    snprintf(f->fix_command, sizeof(f->fix_command),
-             "nats consumer add %s %s --pull --ack %s --deliver %s --wait "
-             "%.0fs%s%s --inactive-threshold %.0fs --defaults",
-             q.stream, q.consumer,
-             w->ack_policy == NL_ACK_ALL ? "all" : "explicit", deliver,
-             ceil(nl_seconds(w->ack_wait_ns)), more, filter, nl_seconds(rec));
+  if (!w->push && w->filter_kept && !limited) {
+    nl_fix_consumer k = {stream,
+                         name,
+                         w->ack_policy,
+                         w->ack_wait_ns,
+                         w->max_deliver,
+                         w->max_ack_pending,
+                         rec,
+                         w->filter};
+    nl_fix_consumer_add(&k, w->ack_floor_stream_seq + 1, false, f->fix_command,
+                        sizeof(f->fix_command));
   }
   snprintf(f->recommendation, sizeof(f->recommendation),
            "create it again as a durable consumer with inactive_threshold "
@@ -465,7 +456,7 @@ static bool detect(const nl_consumer_ctx *x, void **state, nl_finding *f) {
  * something to lose. */
 static void gone(const nl_gone_ctx *g, const void *state, void **to_state) {
   nl_expired e;
-  if (!expired_now(g->st, state, g->s, g->now_ns, &e))
+  if (state == NULL || !expired_now(g->st, state, g->s, g->now_ns, &e))
     return;
   nl_expired_list *l = nl_class_state(&nl_class_consumer_expired, to_state);
   if (l == NULL) {

@@ -110,3 +110,44 @@ void nl_fix_dead_letter(const nl_consumer_snap *c, char *buf, size_t len) {
            "nats stream add %s --subjects %s --storage file --defaults",
            dlq_word, sw);
 }
+
+bool nl_fix_consumer_add(const nl_fix_consumer *k, uint64_t start,
+                         bool remove_first, char *buf, size_t len) {
+  if (len > 0)
+    buf[0] = '\0';
+  if (!nl_cli_name_usable(k->name))
+    return false;
+  nl_shell_names q;
+  nl_shell_names_of(k->stream, k->name, &q);
+  char deliver[32] = "all";
+  if (start > 0)
+    snprintf(deliver, sizeof(deliver), "%" PRIu64, start);
+  char filter[NL_SHELL_NAME_MAX + 16] = "";
+  if (k->filter != NULL && k->filter[0] != '\0') {
+    char word[NL_SHELL_NAME_MAX];
+    snprintf(filter, sizeof(filter), " --filter %s",
+             nl_shell_word(k->filter, word, sizeof(word)));
+  }
+  char more[96] = "";
+  size_t n = 0;
+  if (k->max_deliver > 0)
+    n += (size_t)snprintf(more + n, sizeof(more) - n, " --max-deliver %" PRId64,
+                          k->max_deliver);
+  if (k->max_ack_pending > 0 && n < sizeof(more))
+    n += (size_t)snprintf(more + n, sizeof(more) - n, " --max-pending %" PRId64,
+                          k->max_ack_pending);
+  if (k->inactive_threshold_ns > 0 && n < sizeof(more))
+    snprintf(more + n, sizeof(more) - n, " --inactive-threshold %.0fs",
+             ceil(nl_seconds(k->inactive_threshold_ns)));
+  char rm[2 * NL_SHELL_NAME_MAX + 40] = "";
+  if (remove_first)
+    snprintf(rm, sizeof(rm), "nats consumer rm %s %s -f && ", q.stream,
+             q.consumer);
+  snprintf(buf, len,
+           "%snats consumer add %s %s --pull --ack %s --deliver %s --wait "
+           "%.0fs%s%s --defaults",
+           rm, q.stream, q.consumer,
+           k->ack_policy == NL_ACK_ALL ? "all" : "explicit", deliver,
+           ceil(nl_seconds(k->ack_wait_ns)), more, filter);
+  return true;
+}

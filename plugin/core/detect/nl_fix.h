@@ -48,4 +48,24 @@ void nl_fix_limit(const nl_consumer_snap *c, const nl_stream_snap *s,
  * the MAX_DELIVERIES advisories of c. */
 void nl_fix_dead_letter(const nl_consumer_snap *c, char *buf, size_t len);
 
+/* A consumer as a fix command creates it again: a durable pull consumer
+ * with these settings, the nats CLI's defaults for the rest. */
+typedef struct {
+  const char *stream, *name;
+  nl_ack_policy ack_policy;
+  int64_t ack_wait_ns;
+  int64_t max_deliver;           /* <= 0: unlimited (not given). */
+  int64_t max_ack_pending;       /* <= 0: the default (not given). */
+  int64_t inactive_threshold_ns; /* 0: none (not given). */
+  const char *filter;            /* Its one filter subject; "" for none. */
+} nl_fix_consumer;
+
+/* Writes into buf the `nats consumer add ... --pull --defaults` that
+ * creates k starting at stream sequence start (--deliver START; 0:
+ * --deliver all), prefixed by the `nats consumer rm -f` that deletes the
+ * one of that name first when remove_first. Returns false, with buf empty,
+ * when the nats CLI would not take the consumer's name. */
+bool nl_fix_consumer_add(const nl_fix_consumer *k, uint64_t start,
+                         bool remove_first, char *buf, size_t len);
+
 #endif

@@ -89,5 +89,7 @@ const nl_class_def nl_class_interest_no_consumers = {
     .state_size = sizeof(interest_prev),
     .detect_stream = detect_stream,
     .audit_rules = 1u << NL_AUDIT_INTEREST_NO_CONSUMERS,
+    /* Without consumers, what it still stores is that finding's too. */
+    .suppresses = NL_CLASS_BIT(NL_MESSAGES_STRANDED),
     .forget = NL_FORGET_ELSEWHERE | NL_FORGET_GONE | NL_FORGET_RECREATED,
 };

@@ -46,6 +46,9 @@ typedef struct {
    * be seen delivering at its limit and falling behind (seconds; at least
    * NL_RATE_MIN_POLLS polls too, nl_rate_limited.h). */
   double rate_limited_s;
+  /* MESSAGES_STRANDED: messages a work queue or interest stream holds
+   * that no consumer takes, seen for at least this long (seconds). */
+  double stranded_s;
   /* Every class: a held finding whose condition is no longer seen clears
    * once it has been missing for at least this long and on at least
    * NL_CLEAR_POLLS polls in a row; at once when the configuration changed

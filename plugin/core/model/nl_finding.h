@@ -36,7 +36,10 @@
   X(SOURCE_STALLED, source_stalled, CRITICAL, STREAM)                          \
   X(RATE_LIMITED, rate_limited, WARNING, CONSUMER)                             \
   X(CONSUMER_EXPIRING, consumer_expiring, WARNING, CONSUMER)                   \
-  X(CONSUMER_EXPIRED, consumer_expired, CRITICAL, STREAM)
+  X(CONSUMER_EXPIRED, consumer_expired, CRITICAL, STREAM)                      \
+  X(MESSAGES_SKIPPED, messages_skipped, CRITICAL, CONSUMER)                    \
+  X(MESSAGES_STRANDED, messages_stranded, WARNING, STREAM)                     \
+  X(MESSAGES_DISCARDED, messages_discarded, WARNING, CONSUMER)
 
 typedef enum {
 #define NL_CLASS_ID(id, suffix, severity, scope) NL_##id,

@@ -161,6 +161,13 @@ static void attribute_unread(nl_gap_state *g, nl_consumer_state *st,
     g->has_cause = true;
     return;
   }
+  if (st->wants_every && cause != NL_REMOVED_BY_SCHEDULE) {
+    g->discarded_last = st->lost_last;
+    g->discard_cause = cause;
+    g->discarded_first = st->loss != NULL ? st->loss->first_seq : 0;
+    g->discarded_last_seq = st->loss != NULL ? st->loss->last_seq : 0;
+    st->discarded_total += st->lost_last;
+  }
   g->excused_total += st->lost_last;
   st->lost_total -= st->lost_last;
   st->lost_last = 0;
@@ -178,6 +185,7 @@ unsigned nl_gap_poll(nl_consumer_state *st, const nl_consumer_snap *c,
     return 0;
   if (g->excused_through > s->last_seq)
     g->excused_through = 0; /* The stream went back: created again. */
+  g->discarded_last = 0;
   if (st->lost_last > 0 || g->held > 0)
     attribute_unread(g, st, s, clock, now_ns);
   g->unacked_last = 0;

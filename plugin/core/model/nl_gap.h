@@ -52,6 +52,15 @@ typedef struct nl_gap_state {
   uint64_t held;                  /* Messages held (0: none). */
   uint64_t held_added;            /* What the stream added meanwhile. */
   uint64_t held_first, held_last; /* Their range, when known. */
+  /* Of the messages removed unread for a cause that is no loss to a
+   * reader of the newest per subject, those a consumer that wants every
+   * message (nl_consumer_wants_every) lost in the latest interval: a
+   * newer message on the subject or the message's own TTL removed them
+   * (MESSAGES_DISCARDED; their total is st->discarded_total). Their range
+   * when known (0: not known). */
+  uint64_t discarded_last;
+  uint64_t discarded_first, discarded_last_seq;
+  nl_removal_cause discard_cause;
   /* The cause of the latest loss counted, for the fix (valid when
    * has_cause). */
   nl_removal_cause cause;

@@ -147,6 +147,7 @@ static void state_clear(nl_consumer_state *st, nl_slot_release release) {
   free(st->events);
   state_drop_kept(st, release);
   free(st->loss);
+  free(st->prior);
   if (st->stream != ((state_slot *)st)->names)
     free(st->stream);
 }
@@ -307,6 +308,63 @@ const nl_redelivery_event *nl_state_event(const nl_consumer_state *st,
   return &st->events[(st->n_events - 1 - k) % NL_EVENTS_LEN];
 }
 
+static uint64_t sat_sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+bool nl_state_incarnation(const nl_consumer_state *st, nl_incarnation *out) {
+  const nl_sample *s = nl_state_latest(st);
+  if (s == NULL)
+    return false;
+  *out = (nl_incarnation){
+      .created_ns = st->created_ns,
+      .t_ns = s->t_ns,
+      .ack_floor_stream_seq = s->ack_floor_stream_seq,
+      .delivered_stream_seq = s->delivered_stream_seq,
+      .num_pending = s->num_pending,
+      .num_ack_pending = s->num_ack_pending,
+      .stream_last_seq = s->stream_last_seq,
+      .stream_created_ns = st->stream_created_ns,
+      .floor_rate_max = st->floor_rate_max,
+      .deliver_rate_max = st->deliver_rate_max,
+      .filter_key = st->filter_key,
+      .wants_every = st->wants_every,
+      .floor_unproven = st->floor_unproven,
+  };
+  return true;
+}
+
+/* Keeps what st's incarnation showed at its latest poll (st->prior), as it
+ * is about to be replaced by one created at created_ns. Out of memory, the
+ * new incarnation has none. */
+static void keep_prior(nl_consumer_state *st, int64_t created_ns) {
+  if (st->prior == NULL && (st->prior = malloc(sizeof(*st->prior))) == NULL)
+    return;
+  if (!nl_state_incarnation(st, st->prior)) {
+    free(st->prior);
+    st->prior = NULL;
+    return;
+  }
+  st->prior->succeeded_by_ns = created_ns;
+}
+
+/* Records in st how fast the interval from prev to cur moved its ack floor
+ * and its deliveries (the fastest of its life is kept). */
+static void note_rates(nl_consumer_state *st, const nl_sample *prev,
+                       const nl_sample *cur) {
+  double dt = nl_seconds(cur->t_ns - prev->t_ns);
+  if (dt <= 0)
+    return;
+  double floor =
+      (double)sat_sub(cur->ack_floor_stream_seq, prev->ack_floor_stream_seq) /
+      dt;
+  double deliver = (double)sat_sub(cur->delivered_consumer_seq,
+                                   prev->delivered_consumer_seq) /
+                   dt;
+  if (floor > st->floor_rate_max)
+    st->floor_rate_max = floor;
+  if (deliver > st->deliver_rate_max)
+    st->deliver_rate_max = deliver;
+}
+
 /* Clears the history of st but keeps its identity and active findings, so
  * that they clear through the normal path on the next detection. */
 static void state_reset(nl_consumer_state *st, int64_t created_ns,
@@ -329,6 +387,8 @@ static void state_reset(nl_consumer_state *st, int64_t created_ns,
   st->nak_credit = 0;
   st->floor_unproven = false;
   st->gap_ns = 0;
+  st->floor_rate_max = 0;
+  st->deliver_rate_max = 0;
 }
 
 void nl_state_new_regime(nl_consumer_state *st, int64_t now_ns) {
@@ -351,8 +411,6 @@ void nl_state_add_nak(nl_consumer_state *st) {
   if (st->nak_credit < UINT32_MAX)
     st->nak_credit++;
 }
-
-static uint64_t sat_sub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
 /* Returns a + b, saturating at UINT32_MAX. */
 static uint32_t sat_add32(uint32_t a, uint64_t b) {
@@ -381,12 +439,44 @@ static void note_unstored(nl_consumer_state *st, const nl_consumer_snap *c,
     st->unstored_through = s->last_seq;
 }
 
+/* The messages an unfiltered consumer of a limits stream had not received
+ * that the stream removed from the middle of its unread range in the
+ * interval from prev to cur (a delete, a newer message on the subject, a
+ * message's TTL), which its num_pending alone hides when the stream adds
+ * as many as it removes. The stream added cur->stream_added, the
+ * consumer delivered at most the smaller of its two sequences' rise, and
+ * num_pending moved by the rest, less what was removed:
+ *   removed = added + pending(prev) - pending(cur) - delivered.
+ * The stream is polled before its consumers, so a changed delay between
+ * the two replies shifts messages from one interval to the next: a
+ * quarter of the interval's additions and two messages are taken off as
+ * margin, and the count is capped by the rise of the stream's num_deleted
+ * (removals from the middle; the caller takes the larger of this and its
+ * count at the head). Returns a lower bound (0 when none is proven). */
+static uint64_t interior_unread_removed(const nl_sample *prev,
+                                        const nl_sample *cur) {
+  if (cur->stream_deleted_rise == 0)
+    return 0;
+  uint64_t by_consumer =
+      sat_sub(cur->delivered_consumer_seq, prev->delivered_consumer_seq);
+  uint64_t by_stream =
+      sat_sub(cur->delivered_stream_seq, prev->delivered_stream_seq);
+  uint64_t delivered = by_consumer < by_stream ? by_consumer : by_stream;
+  uint64_t in = cur->stream_added + prev->num_pending;
+  uint64_t out = cur->num_pending + delivered;
+  uint64_t margin = 2 + cur->stream_added / 4;
+  uint64_t removed = sat_sub(sat_sub(in, out), margin);
+  return removed < cur->stream_deleted_rise ? removed
+                                            : cur->stream_deleted_rise;
+}
+
 /* Counts messages the consumer lost to eviction between prev (may be NULL)
  * and cur, when the stream's first sequence is first_seq, and records the
  * known sequence range. See docs/detectors.md, SEQUENCE_GAP. */
 static void account_loss(nl_consumer_state *st, const nl_sample *prev,
-                         const nl_sample *cur, uint64_t first_seq,
+                         const nl_sample *cur, const nl_stream_snap *s,
                          bool filtered) {
+  uint64_t first_seq = s->first_seq;
   uint64_t lost = 0, range_first = 0, range_last = 0;
   uint64_t through = st->loss != NULL ? st->loss->through_seq : 0;
   /* Sequences never stored for this consumer are not lost to it. */
@@ -429,6 +519,13 @@ static void account_loss(nl_consumer_state *st, const nl_sample *prev,
     uint64_t by_pending = sat_sub(drop, delivered);
     if (by_pending > lost) {
       lost = by_pending;
+      range_first = range_last = 0;
+    }
+  }
+  if (!filtered && prev != NULL && s->retention == NL_RETENTION_LIMITS) {
+    uint64_t interior = interior_unread_removed(prev, cur);
+    if (interior > lost) {
+      lost = interior;
       range_first = range_last = 0;
     }
   }
@@ -622,6 +719,8 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
      * restored: its floor, too, may be an old one. So may be the floor of
      * any consumer first seen after a gap. */
     bool unproven = same || st->floor_unproven;
+    if (!same)
+      keep_prior(st, c->created_ns);
     state_reset(st, same ? st->created_ns : c->created_ns, reg->release);
     if (!same) {
       st->first_seen_ns = now_ns;
@@ -652,11 +751,19 @@ nl_consumer_state *nl_registry_observe(nl_registry *reg,
                              ? UINT32_MAX
                              : (uint32_t)c->num_redelivered,
       .stream_last_seq = s->last_seq,
+      .stream_num_deleted = s->num_deleted,
   };
-  if (prev != NULL)
+  if (prev != NULL) {
     cur.stream_added = sat_sub(s->last_seq, prev->stream_last_seq);
+    cur.stream_deleted_rise = sat_sub(s->num_deleted, prev->stream_num_deleted);
+  }
+  if (prev != NULL)
+    note_rates(st, prev, &cur);
+  st->filter_key = nl_consumer_filter_key(c);
+  st->wants_every = nl_consumer_wants_every(c);
+  st->stream_created_ns = s->created_ns;
   account_interval(st, prev, &cur, c, now_ns);
-  account_loss(st, prev, &cur, s->first_seq, c->filtered);
+  account_loss(st, prev, &cur, s, c->filtered);
   note_unstored(st, c, s);
   push_sample(st, &cur);
   st->seen_generation = gen;

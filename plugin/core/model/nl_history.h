@@ -44,6 +44,11 @@ typedef struct {
   /* Sequences the stream added in the interval that ended at this sample
    * (0 without a poll before, or when the stream went back). */
   uint64_t stream_added;
+  /* The stream's num_deleted at this poll, and how much it rose in the
+   * interval (0 without a poll before, or when it fell: messages deleted
+   * in the middle of the stream, counted until the head passes them). */
+  uint64_t stream_num_deleted;
+  uint64_t stream_deleted_rise;
 } nl_sample;
 
 /* What the history keeps of every poll, the latest included: the fields
@@ -101,6 +106,33 @@ typedef struct {
   uint64_t first_seq;   /* Range of the latest loss, when known (else 0). */
   uint64_t last_seq;
 } nl_loss_range;
+
+/* What one incarnation of a consumer (its life between its creation and
+ * its deletion under one name) showed at its latest poll, kept when it is
+ * replaced by a new one of the same name: where it had read and
+ * acknowledged up to, what it still had to deliver and to be acked, and
+ * how fast it was moving (how far it may have got after that poll). */
+typedef struct {
+  int64_t created_ns;
+  int64_t t_ns; /* That poll's time. */
+  uint64_t ack_floor_stream_seq;
+  uint64_t delivered_stream_seq;
+  uint64_t num_pending;
+  uint64_t num_ack_pending;
+  uint64_t stream_last_seq;
+  int64_t stream_created_ns; /* Its stream's creation time (0: unknown). */
+  /* The fastest its ack floor (stream sequences a second) and its
+   * deliveries (a second) moved between two polls of its life. */
+  double floor_rate_max;
+  double deliver_rate_max;
+  uint64_t filter_key; /* nl_consumer_filter_key of its configuration. */
+  bool wants_every;    /* nl_consumer_wants_every of its configuration. */
+  bool floor_unproven; /* Its floor may be an older one a server restored. */
+  /* For st->prior: the creation time of the incarnation that replaced
+   * it, and whether a class has judged that one against it. */
+  int64_t succeeded_by_ns;
+  bool judged;
+} nl_incarnation;
 
 /* What the engine keeps of one class for one consumer or stream: the
  * class's private state (a zeroed allocation of its state size; freed with
@@ -191,6 +223,23 @@ typedef struct nl_consumer_state {
   /* What each class keeps of it (detect/nl_class.h): NL_CLASS_COUNT slots
    * (owned), or NULL until a class keeps something. */
   nl_class_slot *slots;
+  /* The incarnation before the latest re-creation under this name (owned),
+   * or NULL when the consumer was never created again while held. */
+  nl_incarnation *prior;
+  /* What the incarnation's configuration and polls say for the next one
+   * (nl_state_incarnation): set at each poll. */
+  uint64_t filter_key;
+  bool wants_every;
+  int64_t stream_created_ns;
+  double floor_rate_max;
+  double deliver_rate_max;
+  /* The delivery ledger's running counts (since the consumer was first
+   * seen, across its incarnations): messages it skipped (positions a new
+   * incarnation will never deliver) and messages the stream removed by
+   * design (a newer message on the subject, the message's own TTL)
+   * before it processed them. lost_total above counts the rest. */
+  uint64_t skipped_total;
+  uint64_t discarded_total;
 } nl_consumer_state;
 
 typedef struct nl_registry nl_registry;
@@ -243,6 +292,11 @@ void nl_registry_each(nl_registry *reg,
 void nl_registry_sweep(nl_registry *reg, uint32_t gen,
                        bool (*keep)(const nl_consumer_state *st, void *ud),
                        void (*gone)(nl_consumer_state *st, void *ud), void *ud);
+
+/* Fills *out with what st's current incarnation showed at its latest
+ * poll (nl_incarnation; succeeded_by_ns and judged cleared). Returns false
+ * when its history is empty. */
+bool nl_state_incarnation(const nl_consumer_state *st, nl_incarnation *out);
 
 /* Returns the latest poll's sample, or NULL when the history is empty. */
 const nl_sample *nl_state_latest(const nl_consumer_state *st);

@@ -1,5 +1,6 @@
 /* nl_parse.c: JetStream API replies (JSON text) to snapshots, with json-c. */
 #include "nl_parse.h"
+#include "nl_subject.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -549,6 +550,33 @@ int nl_parse_stream_list(const char *json, size_t len, nl_snapshot_set *set,
   return NL_PARSE_OK;
 }
 
+/* Keeps every filter subject of consumer c: filter (filter_subject), or
+ * the strings of filters (filter_subjects), at most NL_FILTERS_MAX.
+ * Returns -1 when memory runs out. */
+static int read_filters(const char *filter, json_object *filters,
+                        nl_consumer_snap *c) {
+  size_t n = filters ? json_object_array_length(filters) : 0;
+  size_t want = filter != NULL && filter[0] != '\0' && n == 0 ? 1 : n;
+  if (want == 0)
+    return 0;
+  if (want > NL_FILTERS_MAX) {
+    want = NL_FILTERS_MAX;
+    c->filters_cut = true;
+  }
+  if ((c->filters = calloc(want, sizeof(*c->filters))) == NULL)
+    return -1;
+  for (size_t i = 0; i < want; i++) {
+    const char *f =
+        n == 0 ? filter : str_value(json_object_array_get_idx(filters, i));
+    if (f == NULL || f[0] == '\0')
+      continue;
+    if ((c->filters[c->n_filters] = strdup(f)) == NULL)
+      return -1;
+    c->n_filters++;
+  }
+  return 0;
+}
+
 /* Reads one consumer item into c. Returns 0, or -1 when it lacks a usable
  * name or state (an offline placeholder, or a malformed entry). */
 static int read_consumer(json_object *item, const char *stream,
@@ -595,8 +623,19 @@ static int read_consumer(json_object *item, const char *stream,
   if (c->filtered && n_filters <= 1 && filter != NULL && filter[0] != '\0' &&
       (c->filter = strdup(filter)) == NULL)
     return -1;
-  const char *policy = get_str(cfg, "deliver_policy");
-  c->deliver_all = policy != NULL && strcmp(policy, "all") == 0;
+  if (read_filters(filter, filters, c) != 0)
+    return -1;
+  static const char *const policies[] = {"",
+                                         "all",
+                                         "last",
+                                         "new",
+                                         "by_start_sequence",
+                                         "by_start_time",
+                                         "last_per_subject"};
+  c->deliver_policy = (nl_deliver_policy)enum_value(
+      cfg, "deliver_policy", policies, sizeof(policies) / sizeof(*policies), 0);
+  c->deliver_all = c->deliver_policy == NL_DELIVER_ALL;
+  c->opt_start_seq = get_u64(cfg, "opt_start_seq", 0);
   const char *deliver = get_str(cfg, "deliver_subject");
   c->push = deliver != NULL && deliver[0] != '\0';
   const char *group = get_str(cfg, "deliver_group");
@@ -705,6 +744,59 @@ int nl_parse_stream_info(const char *json, size_t len, nl_snapshot_set *set,
     set->n_streams--;
     snprintf(err, errlen, "not a readable stream");
     rc = NL_PARSE_BAD_JSON;
+  }
+  json_object_put(root);
+  return rc;
+}
+
+int nl_parse_subject_counts(const char *json, size_t len, nl_stream_snap *s,
+                            char *err, size_t errlen) {
+  int rc;
+  json_object *root = parse_reply(json, len, &rc, err, errlen);
+  if (root == NULL)
+    return rc;
+  json_object *cfg = member(root, "config", json_type_object);
+  json_object *state = member(root, "state", json_type_object);
+  const char *name = cfg != NULL ? get_str(cfg, "name") : NULL;
+  json_object *subjects =
+      state != NULL ? member(state, "subjects", json_type_object) : NULL;
+  rc = NL_PARSE_BAD_JSON;
+  if (name == NULL || strcmp(name, s->name) != 0) {
+    snprintf(err, errlen, "subject counts of another stream");
+  } else if (subjects != NULL &&
+             json_object_object_length(subjects) > NL_SUBJECT_COUNTS_MAX) {
+    snprintf(err, errlen, "more than %d subjects", NL_SUBJECT_COUNTS_MAX);
+  } else {
+    size_t n =
+        subjects != NULL ? (size_t)json_object_object_length(subjects) : 0;
+    nl_subject_count *counts = n > 0 ? calloc(n, sizeof(*counts)) : NULL;
+    size_t kept = 0;
+    bool ok = n == 0 || counts != NULL;
+    if (ok && subjects != NULL) {
+      json_object_object_foreach(subjects, key, val) {
+        int64_t v = json_object_get_int64(val);
+        if (!json_object_is_type(val, json_type_int) || v < 0 || kept == n ||
+            (counts[kept].subject = strdup(key)) == NULL) {
+          ok = false;
+          break;
+        }
+        counts[kept++].count = (uint64_t)v;
+      }
+    }
+    if (ok) {
+      for (size_t i = 0; i < s->n_subject_counts; i++)
+        free(s->subject_counts[i].subject);
+      free(s->subject_counts);
+      s->subject_counts = counts;
+      s->n_subject_counts = kept;
+      s->subject_counts_read = true;
+      rc = NL_PARSE_OK;
+    } else {
+      for (size_t i = 0; i < kept; i++)
+        free(counts[i].subject);
+      free(counts);
+      snprintf(err, errlen, "unreadable subject counts");
+    }
   }
   json_object_put(root);
   return rc;

@@ -41,6 +41,15 @@ int nl_parse_consumer_list(const char *json, size_t len, size_t stream_index,
                            nl_snapshot_set *set, nl_page_info *page, char *err,
                            size_t errlen);
 
+/* Parses the reply of $JS.API.STREAM.INFO.<stream> asked with
+ * subjects_filter ">" into s->subject_counts (replacing any), at most
+ * NL_SUBJECT_COUNTS_MAX subjects, and sets s->subject_counts_read. A reply
+ * of another stream, one with more subjects (the rest left out: the
+ * counts would be short) or an unreadable one leaves s unchanged and
+ * returns an error. */
+int nl_parse_subject_counts(const char *json, size_t len, nl_stream_snap *s,
+                            char *err, size_t errlen);
+
 /* Parses the reply of $JS.API.STREAM.INFO.<stream> (one stream item) and
  * appends its snapshot to set (consumers_complete false). Return codes as
  * nl_parse_stream_list. */

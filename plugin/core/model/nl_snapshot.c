@@ -64,6 +64,9 @@ void nl_stream_snap_clear(nl_stream_snap *s) {
   for (size_t i = 0; i < s->n_links; i++)
     free(s->links[i].name);
   free(s->links);
+  for (size_t i = 0; i < s->n_subject_counts; i++)
+    free(s->subject_counts[i].subject);
+  free(s->subject_counts);
   memset(s, 0, sizeof(*s));
 }
 
@@ -71,6 +74,9 @@ void nl_consumer_snap_clear(nl_consumer_snap *c) {
   free(c->stream);
   free(c->name);
   free(c->filter);
+  for (size_t i = 0; i < c->n_filters; i++)
+    free(c->filters[i]);
+  free(c->filters);
   nl_meta_free(c->meta, c->n_meta);
   memset(c, 0, sizeof(*c));
 }
@@ -99,6 +105,20 @@ int64_t nl_consumer_redelivery_delay_ns(const nl_consumer_snap *c) {
       (c->ack_wait_ns <= 0 || c->backoff_first_ns < c->ack_wait_ns))
     d = c->backoff_first_ns;
   return d > NL_DURATION_MAX_NS ? NL_DURATION_MAX_NS : d;
+}
+
+bool nl_consumer_wants_every(const nl_consumer_snap *c) {
+  return c->ack_policy != NL_ACK_NONE &&
+         c->deliver_policy != NL_DELIVER_LAST_PER_SUBJECT;
+}
+
+uint64_t nl_consumer_filter_key(const nl_consumer_snap *c) {
+  /* A sum of each filter's hash does not depend on their order. */
+  uint64_t key = 0;
+  for (size_t i = 0; i < c->n_filters; i++)
+    key += nl_hash_bytes(14695981039346656037ULL, c->filters[i],
+                         strlen(c->filters[i]));
+  return key + (c->filters_cut ? 1 : 0);
 }
 
 uint64_t nl_hash_bytes(uint64_t h, const void *data, size_t n) {

@@ -36,6 +36,17 @@ typedef enum {
   NL_ACK_NONE,
 } nl_ack_policy;
 
+/* Where a consumer starts (config.deliver_policy). */
+typedef enum {
+  NL_DELIVER_UNKNOWN = 0, /* Absent or not one of the below. */
+  NL_DELIVER_ALL,
+  NL_DELIVER_LAST,
+  NL_DELIVER_NEW,
+  NL_DELIVER_BY_START_SEQUENCE, /* At opt_start_seq. */
+  NL_DELIVER_BY_START_TIME,     /* At opt_start_time. */
+  NL_DELIVER_LAST_PER_SUBJECT,  /* The newest of each subject only. */
+} nl_deliver_policy;
+
 /* One upstream of a stream that copies messages from others: its mirror, or
  * one of its sources, as configured (config "mirror" / "sources") and as
  * the server reports it (the item's "mirror" / "sources" info). */
@@ -131,7 +142,20 @@ typedef struct {
    * its consumers, and the one a consumer created without one gets
    * (config.consumer_limits.inactive_threshold); 0 when none. */
   int64_t consumer_inactive_limit_ns;
+  /* The messages it holds of each subject (state.subjects of a
+   * STREAM.INFO with subjects_filter ">"), asked for only where the poll
+   * needs them (nl_subject_counts_wanted; owned): subject_counts_read
+   * says whether they were read. */
+  struct nl_subject_count *subject_counts;
+  size_t n_subject_counts;
+  bool subject_counts_read;
 } nl_stream_snap;
+
+/* One subject of a stream and the messages it holds (the subject owned). */
+typedef struct nl_subject_count {
+  char *subject;
+  uint64_t count;
+} nl_subject_count;
 
 /* Most upstream links kept from one stream item; the rest are dropped. */
 #define NL_LINKS_MAX 64
@@ -164,6 +188,8 @@ typedef struct {
   bool filtered;
   /* deliver_policy "all": it starts at the stream's first sequence. */
   bool deliver_all;
+  nl_deliver_policy deliver_policy;
+  uint64_t opt_start_seq; /* With NL_DELIVER_BY_START_SEQUENCE. */
   bool push;
   bool push_bound;
   bool durable;
@@ -213,7 +239,16 @@ typedef struct {
   /* Its one filter subject (filter_subject, or filter_subjects holding
    * exactly one), owned; NULL when it has none or several. */
   char *filter;
+  /* Every filter subject (filter_subject, or each of filter_subjects,
+   * nats-server 2.10+), owned, at most NL_FILTERS_MAX; none when it is not
+   * filtered. filters_cut: it had more than were kept. */
+  char **filters;
+  size_t n_filters;
+  bool filters_cut;
 } nl_consumer_snap;
+
+/* Most filter subjects kept of one consumer. */
+#define NL_FILTERS_MAX 32
 
 /* A consumer by name (both owned), for the consumers a server stores a
  * copy of and does not lead. */
@@ -303,6 +338,16 @@ const char *nl_stream_snap_meta(const nl_stream_snap *s, const char *key);
  * step when it has one and it is shorter than ack_wait, else ack_wait; at
  * most NL_DURATION_MAX_NS. */
 int64_t nl_consumer_redelivery_delay_ns(const nl_consumer_snap *c);
+
+/* Whether consumer c asks for every message after its start: it acks
+ * (ack policy explicit or all) and does not deliver only the newest
+ * message of each subject (deliver policy last_per_subject). Ordered
+ * consumers and key-value watchers ack nothing: they do not. */
+bool nl_consumer_wants_every(const nl_consumer_snap *c);
+
+/* A key of the subjects consumer c takes (its filters, in any order; the
+ * same for every unfiltered consumer): equal keys read the same messages. */
+uint64_t nl_consumer_filter_key(const nl_consumer_snap *c);
 
 /* How far a consumer's reported creation time may move and still name the
  * same consumer. A restarted server reports the creation time it restored

@@ -277,6 +277,9 @@ static struct json_object *consumer_object(const nl_consumer_snap *c,
   nl_json_add_number(o, "redelivered_total",
                      st ? (double)st->redelivered_total : 0);
   nl_json_add_number(o, "lost_total", st ? (double)st->lost_total : 0);
+  nl_json_add_number(o, "skipped_total", st ? (double)st->skipped_total : 0);
+  nl_json_add_number(o, "discarded_total",
+                     st ? (double)st->discarded_total : 0);
   nl_json_add_number(o, "history_samples", st ? (double)st->count : 0);
   /* The eviction forecast, only where the polls trust one. */
   double eta;
@@ -391,6 +394,10 @@ int nl_view_streams_parts_account(const nl_snapshot_set *set, nl_engine *e,
     if (ok) {
       if (account != NULL)
         nl_json_add_string(so, "account", account);
+      nl_stream_ledger ledger;
+      nl_engine_stream_ledger(e, set->streams[i].name, &ledger);
+      nl_json_add_number(so, "lost_total", (double)ledger.lost_total);
+      nl_json_add_number(so, "stranded", (double)ledger.stranded);
       const char *own = stream_findings(e, set->streams[i].name, so);
       const char *h = worse(health[i], own);
       nl_json_add_string(so, "health", h);
@@ -615,6 +622,8 @@ char *nl_view_history_series(nl_registry *reg, const char *stream,
   nl_json_add_number(doc, "resets", st->resets);
   nl_json_add_number(doc, "redelivered_total", (double)st->redelivered_total);
   nl_json_add_number(doc, "lost_total", (double)st->lost_total);
+  nl_json_add_number(doc, "skipped_total", (double)st->skipped_total);
+  nl_json_add_number(doc, "discarded_total", (double)st->discarded_total);
   nl_json_add_number(doc, "capacity", NL_HISTORY_LEN);
   for (unsigned k = st->count; k-- > 0;) {
     nl_past_sample ps;

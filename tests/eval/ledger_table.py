@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""tests/eval/ledger_table.py RAW EVAL_MD COMMIT: the delivery ledger's
+table of results/eval.md from the lines tests/eval/ledger.sh kept
+("== RELEASE TEST", "  latency WHO: N s", "  counted WHO: N of M"). The
+table goes between the "ledger" markers (an older table is replaced; the
+section is added at the end when there is none)."""
+import re
+import sys
+
+# (who, kind, class, scenario) in the order of the table.
+KINDS = [
+    ("DL/c", "removed unread, in the middle of the range", "SEQUENCE_GAP",
+     "100 unread; 20 deleted one by one, each followed by a new message "
+     "(num_pending never falls)"),
+    ("UE/hold", "removed while held (delivered, not acked)", "SEQUENCE_GAP",
+     "max_msgs 20; 10 held unacked, 20 more published (2.10+: the "
+     "MSG_TERMINATED reason)"),
+    ("DV/c", "removed unread by a newer message on its subject",
+     "MESSAGES_DISCARDED", "one message per subject; 10 on each of 10 "
+     "subjects replace 90 the consumer never received"),
+    ("SK/c", "skipped by a re-creation", "MESSAGES_SKIPPED",
+     "50 of 200 acked; deleted, 20 more published, created again at new "
+     "messages"),
+    ("TU", "stranded on a work queue", "MESSAGES_STRANDED",
+     "7 messages on a subject no consumer's filter takes (latency: the "
+     "StrandedSeconds hold, 3-4 s in the tests, 600 s by default)"),
+]
+TOPO = {"test_ledger": "single", "test_ledger_cluster": "cluster (R3)"}
+
+
+def release_key(release):
+    """2.9.10 before 2.10.16: the release's numbers, compared as numbers."""
+    return [int(p) if p.isdigit() else 0 for p in release.split(".")]
+
+
+def main():
+    raw, md, commit = sys.argv[1:4]
+    runs = {}  # (who, topo) -> list of (release, latency, counted, of)
+    release = topo = None
+    lat = {}
+    for line in open(raw):
+        m = re.match(r"== (\S+) (\S+)", line)
+        if m:
+            release, topo = m.group(1), TOPO.get(m.group(2), m.group(2))
+            lat = {}
+            continue
+        m = re.match(r"  latency (\S+): (-?\d+) s", line)
+        if m:
+            # "SK/c/skipped" (the cluster test's check names) is "SK/c".
+            lat["/".join(m.group(1).split("/")[:2])] = int(m.group(2))
+            continue
+        m = re.match(r"  counted (\S+): (\d+) of (\d+)", line)
+        if m:
+            who = m.group(1)
+            runs.setdefault((who, topo), []).append(
+                (release, lat.get(who), int(m.group(2)), int(m.group(3))))
+    rows = ["| kind | class | scenario | topology | releases | latency (s) "
+            "| counted of really lost |", "|---|---|---|---|---|---:|---:|"]
+    for who, kind, cls, scenario in KINDS:
+        for topo in ("single", "cluster (R3)"):
+            r = runs.get((who, topo))
+            if not r:
+                continue
+            lats = sorted(x[1] for x in r if x[1] is not None)
+            counted = sorted(set("%d of %d" % (x[2], x[3]) for x in r))
+            lat_s = ("%d" % lats[0] if lats and lats[0] == lats[-1] else
+                     "%d-%d" % (lats[0], lats[-1]) if lats else "hold")
+            rows.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+                kind, cls, scenario, topo,
+                ", ".join(sorted(set(x[0] for x in r), key=release_key)),
+                lat_s,
+                "; ".join(counted)))
+    text = "\n".join([
+        "<!-- ledger -->",
+        "## The delivery ledger",
+        "",
+        "Every kind of message a consumer will never process, injected in a "
+        "known number on real nats-servers polled by real collectd "
+        "(commit %s): single node at 1 s polls "
+        "(`tests/integration/test_ledger.sh`) and a three-node cluster with "
+        "R3 streams and consumers at 2 s polls "
+        "(`tests/integration/test_ledger_cluster.sh`). Latency: from the end "
+        "of the injection to the notification (the log's whole seconds). "
+        "Counted: the plugin's value (`nats_lens_lost`, "
+        "`nats_lens_discarded`, `nats_lens_skipped`, `nats_lens_stranded`) "
+        "against the messages the test made unprocessable. Counts are lower "
+        "bounds: removals from the middle of the range lose a margin of two "
+        "messages and a quarter of the interval's publishes per poll "
+        "(docs/detectors.md). The research monitor has no ledger: its "
+        "SEQUENCE_GAP condition (`first_seq > ack_floor.stream_seq + 1`) "
+        "can see the held removal at the stream's head (UE/hold) and none "
+        "of the others, which leave the stream's first sequence where it "
+        "was. Made by:" % commit,
+        "",
+        "    make eval-ledger",
+        "",
+    ] + rows + ["", "<!-- /ledger -->"])
+    doc = open(md).read()
+    if "<!-- ledger -->" in doc:
+        doc = re.sub(r"<!-- ledger -->.*<!-- /ledger -->", lambda m: text,
+                     doc, flags=re.S)
+    else:
+        doc = doc.rstrip("\n") + "\n\n" + text + "\n"
+    open(md, "w").write(doc)
+
+
+if __name__ == "__main__":
+    main()
