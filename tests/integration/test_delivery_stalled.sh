@@ -67,7 +67,7 @@ throttled() { nl_wait_notification 5 "type_instance = MAX_PENDING_THROTTLE," "MP
 nl_check MP/c/throttled throttled
 # GN/c: a worker again, and it clears.
 bg consume GN c --duration 10
-if nl_wait_notification 30 "severity = OKAY" \
+if nl_wait_notification 60 "severity = OKAY" \
   "type_instance = DELIVERY_STALLED," "GN/c " >/dev/null; then
   nl_pass GN/c/cleared
 else

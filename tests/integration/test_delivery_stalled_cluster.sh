@@ -68,7 +68,7 @@ nl_retry 40 polled $((now + 4))
 nl_check_silent LE/c/silent LE/c: DELIVERY_STALLED
 nl_check LE/c/delivered [ "$(nl_csv_int dc-LE nats_lens_delivered c)" -gt 100 ]
 bg consume GN c --duration 10
-if nl_wait_notification 30 "severity = OKAY" \
+if nl_wait_notification 60 "severity = OKAY" \
   "type_instance = DELIVERY_STALLED," "GN/c " >/dev/null; then
   nl_pass GN/c/cleared
 else

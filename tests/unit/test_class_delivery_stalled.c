@@ -1,7 +1,7 @@
 /* test_class_delivery_stalled.c: DELIVERY_STALLED
  * (plugin/core/detect/nl_delivery_stalled.c) at the boundaries of its rule
  * (docs/detectors.md, DELIVERY_STALLED), with the default floor (120 s)
- * and ceiling (3600 s).
+ * and ceiling (86400 s).
  *
  * Every case is one stream S with messages pending for a pull consumer C
  * that delivers one message every `every` seconds for eleven deliveries
@@ -93,14 +93,37 @@ static void test_stall_learnt(void) {
   world_free(&k.w);
 }
 
-/* Deliveries every 2000 s: the ceiling (3600 s) rules. */
+/* Deliveries every 30000 s (a batch job): four of them pass the ceiling
+ * (86400 s), which rules. */
 static void test_stall_ceiling(void) {
   scene k;
-  scene_start(&k, 2000, 60);
-  int64_t at = seconds_to_raise(&k, 200);
-  CHECK(at >= 3600 && at < 3660);
+  scene_start(&k, 30000, 600);
+  int64_t at = seconds_to_raise(&k, 400);
+  CHECK(at >= 86400 && at < 87000);
   CHECK_EQ_U(nl_finding_get(&k.w.last[NL_DELIVERY_STALLED], "limit_s", -1),
-             3600);
+             86400);
+  world_free(&k.w);
+}
+
+/* A consumer the plugin never saw deliver (a backlog kept for a reader
+ * that has not come): no history, silent for 1000 s; its first delivery
+ * starts the rule, having taught that it came 1000 s after work waited
+ * (4000 s next time). */
+static void test_stall_never_delivered_silent(void) {
+  scene k;
+  memset(&k, 0, sizeof(k));
+  world_init(&k.w, false);
+  k.s = add_stream(&k.w, "S");
+  k.s->last_seq = k.s->msgs = 1000;
+  k.c = add_consumer(&k.w, 0, "C");
+  k.c->num_pending = 1000;
+  for (int i = 0; i < 1000; i++)
+    world_poll(&k.w);
+  CHECK_EQ_U(k.w.onsets[NL_DELIVERY_STALLED], 0);
+  k.c->delivered_consumer_seq = k.c->delivered_stream_seq = 1;
+  k.c->num_pending = 999;
+  world_poll(&k.w);
+  CHECK_EQ_U(seconds_to_raise(&k, 5000), 4000);
   world_free(&k.w);
 }
 
@@ -138,9 +161,9 @@ static void test_stall_explained(void) {
   }
 }
 
-/* An application stopped for 100 s, then delivering again: silent, and
- * the pause does not teach the rule to wait longer (the third quartile of
- * the intervals is still 1 s); a delivery clears a raised one. */
+/* An application stopped for 100 s, then delivering again: silent; the
+ * pause, which ended in deliveries, is learnt (101 s, so 404 s next
+ * time); a delivery clears a raised one. */
 static void test_stall_resumes(void) {
   scene k;
   scene_start(&k, 1, 1);
@@ -151,20 +174,22 @@ static void test_stall_resumes(void) {
   for (int i = 0; i < 100; i++)
     world_poll(&k.w);
   CHECK_EQ_U(k.w.onsets[NL_DELIVERY_STALLED], 0);
-  CHECK_EQ_U(seconds_to_raise(&k, 300), 120);
+  CHECK_EQ_U(seconds_to_raise(&k, 600), 404);
   k.c->delivered_consumer_seq++;
   int n = world_polls_to_clear(&k.w, "S", "C", NL_DELIVERY_STALLED, 200);
   CHECK(n > 0 && n < 200);
   world_free(&k.w);
 }
 
-/* Created again: what it learnt is forgotten, and its first poll starts
- * the clock. */
+/* Created again: what it learnt (40 s, so 160 s) is forgotten; it is
+ * judged once it delivers, by the floor. */
 static void test_stall_recreated(void) {
   scene k;
   scene_start(&k, 40, 1);
   k.c->created_ns = k.w.t;
   k.c->delivered_consumer_seq = 0;
+  world_poll(&k.w);
+  k.c->delivered_consumer_seq = 1;
   CHECK_EQ_U(seconds_to_raise(&k, 300), 120);
   world_free(&k.w);
 }
@@ -173,7 +198,7 @@ static const nl_test_case tests[] = {
     NL_TEST(test_stall_floor),     NL_TEST(test_stall_asked_critical),
     NL_TEST(test_stall_learnt),    NL_TEST(test_stall_ceiling),
     NL_TEST(test_stall_explained), NL_TEST(test_stall_resumes),
-    NL_TEST(test_stall_recreated),
+    NL_TEST(test_stall_recreated), NL_TEST(test_stall_never_delivered_silent),
 };
 
 NL_TEST_MAIN(tests)

@@ -6,10 +6,13 @@
  * subscriber, a paused consumer) leave it out. The predicate is in
  * docs/detectors.md.
  *
- * The expected interval is learnt per consumer: the third quartile of the
- * times between two polls that saw it deliver while work waited, among
- * the latest NL_STALL_GAPS. A stall is reported after four times that, clamped
- * to the configured floor and ceiling (StallMinSeconds, StallMaxSeconds). */
+ * The expected interval is learnt per consumer: the longest of the times
+ * between two polls that saw it deliver while work waited, among the
+ * latest NL_STALL_GAPS. A consumer the plugin never saw deliver has no
+ * history to judge by (a backlog kept for a reader that has not come, a
+ * replay consumer created for later) and is not reported. A stall is reported
+ * after four times that, clamped to the configured floor and ceiling
+ * (StallMinSeconds, StallMaxSeconds). */
 #include "nl_classes.h"
 
 #include "core/model/nl_names.h"
@@ -29,24 +32,21 @@ typedef struct {
   uint64_t last_delivered;    /* delivered.consumer_seq at the last progress. */
   int64_t progress_ns;        /* The poll of the last progress (0: none). */
   bool work_waited;           /* Work waited since the last progress. */
+  bool seen_delivering;       /* A delivery was seen between two polls. */
   double gaps[NL_STALL_GAPS]; /* Seconds between progress, work waiting. */
   unsigned n_gaps, next;
 } stall_state;
 
-/* The interval k learnt: the third quartile of the intervals kept (0
- * when none yet), so one long pause (an application stopped for a
- * while) does not teach the rule to wait that long. */
+/* The interval k learnt: the longest of the intervals kept (0 when none
+ * yet). The longest, so a reader that fetches in rounds (a batch job) is
+ * judged by its longest round once it has shown one; a pause that ended
+ * with deliveries teaches it too, which errs towards silence. */
 static double expected_s(const stall_state *k) {
-  double g[NL_STALL_GAPS];
-  unsigned n = k->n_gaps;
-  for (unsigned i = 0; i < n; i++) {
-    /* Insertion sort: at most NL_STALL_GAPS values. */
-    unsigned j = i;
-    for (; j > 0 && g[j - 1] > k->gaps[i]; j--)
-      g[j] = g[j - 1];
-    g[j] = k->gaps[i];
-  }
-  return n == 0 ? 0 : g[(3 * (n - 1)) / 4];
+  double m = 0;
+  for (unsigned i = 0; i < k->n_gaps; i++)
+    if (k->gaps[i] > m)
+      m = k->gaps[i];
+  return m;
 }
 
 /* Whether the configuration explains that nothing is delivered to c:
@@ -151,6 +151,8 @@ static bool detect(const nl_consumer_ctx *x, void **state, nl_finding *f) {
     return false;
   }
   bool work = c->num_pending > 0;
+  if (c->delivered_consumer_seq != k->last_delivered)
+    k->seen_delivering = true;
   if (c->delivered_consumer_seq != k->last_delivered || !work || explained(c)) {
     /* Delivered, nothing waits, or the configuration explains the stop:
      * the clock starts again (an explained stop teaches no interval). */
@@ -160,6 +162,8 @@ static bool detect(const nl_consumer_ctx *x, void **state, nl_finding *f) {
     return false;
   }
   k->work_waited = true;
+  if (!k->seen_delivering)
+    return false;
   double stalled_s = nl_seconds(x->now_ns - k->progress_ns);
   double limit_s = NL_STALL_FACTOR * expected_s(k);
   if (limit_s < x->p->stall_min_s)
@@ -175,7 +179,7 @@ static bool detect(const nl_consumer_ctx *x, void **state, nl_finding *f) {
 static const nl_option options[] = {
     {"StallMinSeconds", NL_OPTION_NUMBER, 86400.0, NULL, 120.0,
      offsetof(nl_detect_params, stall_min_s)},
-    {"StallMaxSeconds", NL_OPTION_NUMBER, 7 * 86400.0, NULL, 3600.0,
+    {"StallMaxSeconds", NL_OPTION_NUMBER, 7 * 86400.0, NULL, 86400.0,
      offsetof(nl_detect_params, stall_max_s)},
     NL_OPTION_END,
 };
