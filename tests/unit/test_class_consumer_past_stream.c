@@ -2,7 +2,7 @@
  * (plugin/core/detect/nl_consumer_past_stream.c) at the boundaries of its
  * rule (docs/detectors.md, CONSUMER_PAST_STREAM): the delivered position
  * at the poll before, and the one now, both beyond the stream's last
- * sequence now.
+ * sequence now, on two polls in a row whose replies name a leader.
  *
  * Every case is one stream S and a pull consumer C that delivered and
  * acked 100 of the stream's 100 messages, polled a second apart; then the
@@ -47,8 +47,8 @@ static double evidence(scene *k, const char *name) {
   return nl_finding_get(&k->w.last[NL_CONSUMER_PAST_STREAM], name, -1);
 }
 
-/* Last sequence 99 (one below what was delivered): raised at once, both
- * polls past it. At 100 (equal): silent. */
+/* Last sequence 99 (one below what was delivered): raised on the second
+ * poll that shows it. At 100 (equal): silent. */
 static void test_past_boundary(void) {
   scene k;
   scene_start(&k);
@@ -59,6 +59,8 @@ static void test_past_boundary(void) {
 
   scene_start(&k);
   stream_at(&k, 1, 99);
+  world_poll(&k.w);
+  CHECK(!raised(&k));
   world_poll(&k.w);
   CHECK(raised(&k));
   CHECK_EQ_U(evidence(&k, "will_not_deliver"), 1);
@@ -76,6 +78,7 @@ static void test_past_data_lost(void) {
   scene_start(&k);
   stream_at(&k, 0, 0);
   world_poll(&k.w);
+  world_poll(&k.w);
   CHECK(raised(&k));
   CHECK_EQ_U(evidence(&k, "will_not_deliver"), 100);
   stream_at(&k, 1, 5);
@@ -86,6 +89,7 @@ static void test_past_data_lost(void) {
 
   scene_start(&k);
   stream_at(&k, 3, 7);
+  world_poll(&k.w);
   world_poll(&k.w);
   CHECK(raised(&k));
   CHECK_EQ_U(evidence(&k, "will_not_deliver"), 93);
@@ -126,7 +130,31 @@ static void test_past_new_incarnation(void) {
   world_poll(&k.w);
   CHECK(!raised(&k));
   world_poll(&k.w);
+  CHECK(!raised(&k));
+  world_poll(&k.w);
   CHECK(raised(&k));
+  world_free(&k.w);
+}
+
+/* A reply that names no leader (a quorum lost) showing the stream empty,
+ * even on several polls: silent; one reply with a leader showing it empty
+ * between two that do not: silent. */
+static void test_past_no_leader_silent(void) {
+  scene k;
+  scene_start(&k);
+  k.s->cluster = (char *)"C";
+  world_poll(&k.w);
+  k.s->no_leader = true;
+  stream_at(&k, 0, 0);
+  for (int i = 0; i < 5; i++)
+    world_poll(&k.w);
+  k.s->no_leader = false;
+  world_poll(&k.w);
+  stream_at(&k, 1, 100);
+  world_poll(&k.w);
+  world_poll(&k.w);
+  CHECK_EQ_U(k.w.onsets[NL_CONSUMER_PAST_STREAM], 0);
+  CHECK_EQ_U(k.w.onsets[NL_STREAM_WENT_BACK], 0);
   world_free(&k.w);
 }
 
@@ -138,6 +166,7 @@ static void test_past_clears(void) {
   scene_start(&k);
   stream_at(&k, 1, 5);
   world_poll(&k.w);
+  world_poll(&k.w);
   CHECK(raised(&k));
   stream_at(&k, 1, 101);
   int n = world_polls_to_clear(&k.w, "S", "C", NL_CONSUMER_PAST_STREAM, 100);
@@ -146,6 +175,7 @@ static void test_past_clears(void) {
 
   scene_start(&k);
   stream_at(&k, 1, 5);
+  world_poll(&k.w);
   world_poll(&k.w);
   CHECK(raised(&k));
   k.c->created_ns = k.w.t - SEC / 2;
@@ -165,6 +195,7 @@ static void test_past_no_fix_for_push(void) {
   scene_start(&k);
   k.c->push = true;
   stream_at(&k, 1, 5);
+  world_poll(&k.w);
   world_poll(&k.w);
   CHECK(raised(&k));
   CHECK(k.w.last[NL_CONSUMER_PAST_STREAM].fix_command[0] == '\0');
@@ -186,6 +217,8 @@ static void test_went_back_boundary(void) {
   world_poll(&k.w);
   CHECK(!went_back(&k));
   stream_at(&k, 1, 99);
+  world_poll(&k.w);
+  CHECK(!went_back(&k));
   world_poll(&k.w);
   CHECK(went_back(&k));
   CHECK_EQ_U(nl_finding_get(&k.w.last[NL_STREAM_WENT_BACK], "msgs_lost", -1),
@@ -221,10 +254,16 @@ static void test_went_back_recreated_silent(void) {
 }
 
 static const nl_test_case tests[] = {
-    NL_TEST(test_went_back_boundary), NL_TEST(test_went_back_recreated_silent),
-    NL_TEST(test_past_boundary),      NL_TEST(test_past_data_lost),
-    NL_TEST(test_past_skew_silent),   NL_TEST(test_past_new_incarnation),
-    NL_TEST(test_past_clears),        NL_TEST(test_past_no_fix_for_push),
+    NL_TEST(test_went_back_boundary),
+    NL_TEST(test_went_back_recreated_silent),
+    NL_TEST(test_past_boundary),
+    NL_TEST(test_past_data_lost),
+    NL_TEST(test_past_skew_silent),
+    NL_TEST(test_past_new_incarnation),
+    NL_TEST(test_past_clears),
+    NL_TEST(test_past_no_fix_for_push),
+    NL_TEST(test_past_no_leader_silent),
+    NL_TEST(test_past_no_leader_silent),
 };
 
 NL_TEST_MAIN(tests)

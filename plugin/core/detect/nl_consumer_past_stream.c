@@ -34,6 +34,7 @@ typedef struct {
   int64_t created_ns;      /* The incarnation prev_delivered is of. */
   uint64_t prev_delivered; /* delivered.stream_seq at the poll before. */
   uint64_t low_last;       /* The stream's lowest last_seq while past. */
+  unsigned polls_past;     /* Polls in a row that found it past. */
   int64_t since_ns;        /* The first poll that found it past (0: no). */
 } past_state;
 
@@ -89,6 +90,10 @@ static bool detect(const nl_consumer_ctx *x, void **state, nl_finding *f) {
   past_state *k = nl_class_state(&nl_class_consumer_past_stream, state);
   if (k == NULL)
     return false;
+  /* A reply without a leader may be a replica's that has not caught up:
+   * it proves nothing either way. */
+  if (s->no_leader)
+    return false;
   bool same = k->has_prev && nl_created_same(k->created_ns, c->created_ns);
   uint64_t prev = k->prev_delivered;
   k->has_prev = true;
@@ -96,8 +101,13 @@ static bool detect(const nl_consumer_ctx *x, void **state, nl_finding *f) {
   k->prev_delivered = c->delivered_stream_seq;
   if (!same || prev <= s->last_seq || c->delivered_stream_seq <= s->last_seq) {
     k->since_ns = 0;
+    k->polls_past = 0;
     return false;
   }
+  /* Two polls in a row, so one reply that shows a stream behind its
+   * state (a server answering while it recovers) is not taken for it. */
+  if (++k->polls_past < 2)
+    return false;
   if (k->since_ns == 0 || s->last_seq < k->low_last)
     k->low_last = s->last_seq;
   if (k->since_ns == 0)
@@ -123,6 +133,7 @@ typedef struct {
   uint64_t prev_last, prev_msgs;
   uint64_t fell_from, fell_to, msgs_before, msgs_after; /* The fall. */
   int64_t found_ns;                                     /* 0: no fall held. */
+  bool fall_seen; /* A fall seen at the latest poll, to confirm. */
 } went_back_state;
 
 static bool detect_stream(const nl_stream_ctx *x, void **state, nl_finding *f) {
@@ -130,14 +141,28 @@ static bool detect_stream(const nl_stream_ctx *x, void **state, nl_finding *f) {
   went_back_state *k = nl_class_state(&nl_class_stream_went_back, state);
   if (k == NULL)
     return false;
+  if (s->no_leader) {
+    /* A replica's state, maybe not caught up: a held finding holds. */
+    const nl_finding *held = x->held[NL_STREAM_WENT_BACK];
+    if (held == NULL)
+      return false;
+    *f = *held;
+    return true;
+  }
   bool same = k->has_prev && s->created_ns != 0 &&
               nl_created_same(k->created_ns, s->created_ns);
-  if (same && s->last_seq < k->prev_last) {
+  if (same && k->fall_seen) {
+    /* Confirmed when the next poll still shows it below where it was,
+     * so one reply of a server that recovers is not taken for a fall. */
+    if (s->last_seq < k->fell_from)
+      k->found_ns = x->now_ns;
+    k->fall_seen = false;
+  } else if (same && s->last_seq < k->prev_last) {
     k->fell_from = k->prev_last;
     k->fell_to = s->last_seq;
     k->msgs_before = k->prev_msgs;
     k->msgs_after = s->msgs;
-    k->found_ns = x->now_ns;
+    k->fall_seen = true;
   }
   if (!same)
     k->found_ns = 0; /* Created again: a new stream. */

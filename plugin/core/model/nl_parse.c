@@ -493,6 +493,10 @@ static int read_stream(json_object *item, nl_stream_snap *s) {
   /* Only clustered servers name a cluster in the item. */
   const char *cluster =
       get_str(member(item, "cluster", json_type_object), "name");
+  const char *leader =
+      get_str(member(item, "cluster", json_type_object), "leader");
+  s->no_leader = cluster != NULL && cluster[0] != '\0' &&
+                 (leader == NULL || leader[0] == '\0');
   if (cluster != NULL && cluster[0] != '\0' &&
       (s->cluster = strdup(cluster)) == NULL)
     return -1;
