@@ -631,6 +631,15 @@ nl_consumer_seen() {
     [ "$(nl_csv_int "$1" nats_lens_lost "$2")" = 0 ]
 }
 
+# nl_latency WHO SINCE LINE: prints "  latency WHO: N s", how long after
+# SINCE (epoch seconds, when an injection ended) the notification LINE was
+# logged (whole seconds, the log's resolution), for results/eval.md.
+nl_latency() {
+  local at
+  at=$(date -d "$(sed -n 's/^\[\([^]]*\)\].*/\1/p' <<<"$3")" +%s 2>/dev/null) &&
+    echo "  latency $1: $(($at - $2)) s"
+}
+
 # nl_check_silent NAME WHO CLASS: PASS NAME when no notification about WHO
 # ("STREAM/CONSUMER") is of CLASS, else FAIL with the first that is.
 nl_check_silent() {

@@ -24,8 +24,21 @@ KINDS = [
     ("TU", "stranded on a work queue", "MESSAGES_STRANDED",
      "7 messages on a subject no consumer's filter takes (latency: the "
      "StrandedSeconds hold, 3-4 s in the tests, 600 s by default)"),
+    ("PS/c", "state past the stream", "CONSUMER_PAST_STREAM",
+     "100 read and acked; the stream's files lost over a restart (of the "
+     "node holding its one replica, in the cluster): counted, the new "
+     "messages it will not deliver"),
+    ("PS", "a stream that went back", "STREAM_WENT_BACK",
+     "the same: counted, the messages the stream lost"),
+    ("GN/c", "delivery that stops, nobody asking", "DELIVERY_STALLED",
+     "10 msg/s; its worker reads, then is gone (latency: from the worker's "
+     "end; the limit is the floor, StallMinSeconds 6 s single, 8 s "
+     "cluster, 120 s by default)"),
 ]
-TOPO = {"test_ledger": "single", "test_ledger_cluster": "cluster (R3)"}
+TOPO = {"test_ledger": "single", "test_ledger_cluster": "cluster (R3)",
+        "test_past_stream": "single", "test_past_stream_cluster":
+        "cluster (R3)", "test_delivery_stalled": "single",
+        "test_delivery_stalled_cluster": "cluster (R3)"}
 
 
 def release_key(release):
@@ -35,25 +48,26 @@ def release_key(release):
 
 def main():
     raw, md, commit = sys.argv[1:4]
-    runs = {}  # (who, topo) -> list of (release, latency, counted, of)
+    # (who, topo) -> {release: [latency, counted, of]}
+    runs = {}
     release = topo = None
-    lat = {}
     for line in open(raw):
         m = re.match(r"== (\S+) (\S+)", line)
         if m:
             release, topo = m.group(1), TOPO.get(m.group(2), m.group(2))
-            lat = {}
             continue
         m = re.match(r"  latency (\S+): (-?\d+) s", line)
         if m:
             # "SK/c/skipped" (the cluster test's check names) is "SK/c".
-            lat["/".join(m.group(1).split("/")[:2])] = int(m.group(2))
+            who = "/".join(m.group(1).split("/")[:2])
+            runs.setdefault((who, topo), {}).setdefault(
+                release, [None, None, None])[0] = int(m.group(2))
             continue
         m = re.match(r"  counted (\S+): (\d+) of (\d+)", line)
         if m:
-            who = m.group(1)
-            runs.setdefault((who, topo), []).append(
-                (release, lat.get(who), int(m.group(2)), int(m.group(3))))
+            r = runs.setdefault((m.group(1), topo), {}).setdefault(
+                release, [None, None, None])
+            r[1], r[2] = int(m.group(2)), int(m.group(3))
     rows = ["| kind | class | scenario | topology | releases | latency (s) "
             "| counted of really lost |", "|---|---|---|---|---|---:|---:|"]
     for who, kind, cls, scenario in KINDS:
@@ -61,25 +75,26 @@ def main():
             r = runs.get((who, topo))
             if not r:
                 continue
-            lats = sorted(x[1] for x in r if x[1] is not None)
-            counted = sorted(set("%d of %d" % (x[2], x[3]) for x in r))
+            lats = sorted(x[0] for x in r.values() if x[0] is not None)
+            counted = sorted(set("%d of %d" % (x[1], x[2]) for x in r.values()
+                                 if x[1] is not None))
             lat_s = ("%d" % lats[0] if lats and lats[0] == lats[-1] else
                      "%d-%d" % (lats[0], lats[-1]) if lats else "hold")
             rows.append("| %s | %s | %s | %s | %s | %s | %s |" % (
                 kind, cls, scenario, topo,
-                ", ".join(sorted(set(x[0] for x in r), key=release_key)),
-                lat_s,
-                "; ".join(counted)))
+                ", ".join(sorted(r, key=release_key)), lat_s,
+                "; ".join(counted) or "-"))
     text = "\n".join([
         "<!-- ledger -->",
-        "## The delivery ledger",
+        "## The delivery ledger, state past the stream, delivery that stops",
         "",
-        "Every kind of message a consumer will never process, injected in a "
-        "known number on real nats-servers polled by real collectd "
+        "Every kind of message a consumer will never process, and each "
+        "stop of delivery, injected in a known number on real nats-servers polled by real collectd "
         "(commit %s): single node at 1 s polls "
         "(`tests/integration/test_ledger.sh`) and a three-node cluster with "
         "R3 streams and consumers at 2 s polls "
-        "(`tests/integration/test_ledger_cluster.sh`). Latency: from the end "
+        "(`tests/integration/test_ledger_cluster.sh`; likewise "
+        "`test_past_stream` and `test_delivery_stalled`). Latency: from the end "
         "of the injection to the notification (the log's whole seconds). "
         "Counted: the plugin's value (`nats_lens_lost`, "
         "`nats_lens_discarded`, `nats_lens_skipped`, `nats_lens_stranded`) "

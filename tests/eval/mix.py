@@ -229,6 +229,15 @@ def patterns(langs):
                      [pub("pa", "m_wqd.a", 5), pub("pb", "m_wqd.b", 5),
                       work("wa", "M_WQD", "c", "--workers", "2"),
                       work("wb", "M_WQD", "b", "--workers", "2")]))
+    # DELIVERY_STALLED's look-alike: an application stopped on purpose
+    # for a minute at a time while messages wait (its floor is 120 s).
+    # (A tool step may run 60 s at most.)
+    P.append(pattern("PAUSE", "c", "a worker that reads for 50 s and "
+                     "stops for 60 s, over and over, while 5 msg/s arrive",
+                     [st("PAUSE"), cc("PAUSE", "c", "--ack-wait", "30")],
+                     [pub("pub", s("PAUSE"), 5),
+                      every(60, tool("consume", "M_PAUSE", "c", "--duration",
+                                     "50", "--workers", "2"))]))
     P.append(pattern("LAG", "c", "a consumer reading 100 at a time next to "
                      "a lagging one (10 of 20 msg/s) and one recreated with "
                      "deliver_policy new every 2 minutes (max_msgs 200000)",

@@ -124,14 +124,6 @@ nl_start_collectd "<Instance \"lg\">
   Listen \"127.0.0.1\" \"$HTTP\"
   StrandedSeconds 3
 </Instance>" 1 || exit 1
-# latency WHO SINCE LINE: prints how long after SINCE (epoch seconds, taken
-# when the injection ended) the notification LINE was logged (whole
-# seconds: the log's resolution), for results/eval.md.
-latency() {
-  local at
-  at=$(date -d "$(sed -n 's/^\[\([^]]*\)\].*/\1/p' <<<"$3")" +%s 2>/dev/null) &&
-    echo "  latency $1: $((at - $2)) s"
-}
 polls() { nl_csv_rows lg duration poll 1; }
 polled() { [ "$(polls)" -ge "$1" ]; }
 nl_check setup/polled nl_retry 20 polled 3
@@ -175,7 +167,7 @@ found() {
     "type_instance = MESSAGES_SKIPPED," "$1:"); then
     if grep -q "skipped=$2[,;]" <<<"$line"; then
       nl_pass "$1/detected" "${line#*message = }"
-      [ "$1" = SK/c ] && latency SK/c "$sk_at" "$line" &&
+      [ "$1" = SK/c ] && nl_latency SK/c "$sk_at" "$line" &&
         echo "  counted SK/c: $2 of 170"
     else
       nl_fail "$1/detected" "not skipped=$2: ${line#*message = }"
@@ -188,7 +180,7 @@ found() {
 if line=$(nl_wait_notification 20 "severity = FAILURE" \
   "type_instance = SEQUENCE_GAP," "DL/c:"); then
   nl_pass DL/c/detected "${line#*message = }"
-  latency DL/c "$dl_at" "$line"
+  nl_latency DL/c "$dl_at" "$line"
 else
   nl_fail DL/c/detected "no SEQUENCE_GAP for DL/c"
 fi
@@ -276,7 +268,7 @@ nl_check TU/value-after [ "$(nl_csv_int lg-TU nats_lens_stranded "")" = 0 ]
 if line=$(nl_wait_notification 20 "severity = WARNING" \
   "type_instance = MESSAGES_DISCARDED," "DV/c:"); then
   nl_pass DV/c/detected "${line#*message = }"
-  latency DV/c "$dv_at" "$line"
+  nl_latency DV/c "$dv_at" "$line"
   echo "  counted DV/c: $(nl_csv_int lg-DV nats_lens_discarded c) of 90"
 else
   nl_fail DV/c/detected "no MESSAGES_DISCARDED for DV/c"

@@ -68,14 +68,6 @@ $(nl_cluster_url_lines)
   Listen \"127.0.0.1\" \"$HTTP\"
   StrandedSeconds 4
 </Instance>" 2 || exit 1
-# latency WHO SINCE LINE: prints how long after SINCE (epoch seconds, taken
-# when the injection ended) the notification LINE was logged (whole
-# seconds: the log's resolution), for results/eval.md.
-latency() {
-  local at
-  at=$(date -d "$(sed -n 's/^\[\([^]]*\)\].*/\1/p' <<<"$3")" +%s 2>/dev/null) &&
-    echo "  latency $1: $((at - $2)) s"
-}
 polls() { nl_csv_rows lc duration poll 1; }
 polled() { [ "$(polls)" -ge "$1" ]; }
 nl_check setup/polled nl_retry 40 polled 3
@@ -109,7 +101,7 @@ wait_for() {
   if line=$(nl_wait_notification 40 "severity = $2" "type_instance = $3," \
     "$4" "$5"); then
     nl_pass "$1" "${line#*message = }"
-    [ -n "${6:-}" ] && latency "$1" "$6" "$line"
+    [ -n "${6:-}" ] && nl_latency "$1" "$6" "$line"
   else
     nl_fail "$1" "no $2 $3 for $4 with $5"
   fi

@@ -304,6 +304,7 @@ static nl_consumer_snap *config_world(world *w, const config_case *k,
   c->mem_storage = k->mem_storage;
   c->delivered_consumer_seq = c->delivered_stream_seq = 10;
   c->ack_floor_stream_seq = 8;
+  s->last_seq = s->msgs = 10; /* A stream holds what was delivered. */
   return c;
 }
 

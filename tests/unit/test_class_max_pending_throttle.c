@@ -84,7 +84,9 @@ static const throttle_case predicate_cases[] = {
 static nl_consumer_snap *throttle_world(world *w, const throttle_case *k,
                                         bool config) {
   world_init(w, config);
-  add_stream(w, "S");
+  nl_stream_snap *s = add_stream(w, "S");
+  /* The stream holds what was delivered and what is pending. */
+  s->last_seq = s->msgs = 100 + k->num_pending;
   nl_consumer_snap *c = add_consumer(w, 0, "C");
   c->ack_policy = k->ack;
   c->max_ack_pending = k->max_ack_pending;

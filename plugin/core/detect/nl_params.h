@@ -49,6 +49,12 @@ typedef struct {
   /* MESSAGES_STRANDED: messages a work queue or interest stream holds
    * that no consumer takes, seen for at least this long (seconds). */
   double stranded_s;
+  /* DELIVERY_STALLED: a consumer with work waiting and nothing delivered
+   * is reported after four times the longest interval between its
+   * deliveries seen while work waited, but never before stall_min_s nor
+   * later than stall_max_s (seconds). */
+  double stall_min_s;
+  double stall_max_s;
   /* Every class: a held finding whose condition is no longer seen clears
    * once it has been missing for at least this long and on at least
    * NL_CLEAR_POLLS polls in a row; at once when the configuration changed

@@ -39,7 +39,10 @@
   X(CONSUMER_EXPIRED, consumer_expired, CRITICAL, STREAM)                      \
   X(MESSAGES_SKIPPED, messages_skipped, CRITICAL, CONSUMER)                    \
   X(MESSAGES_STRANDED, messages_stranded, WARNING, STREAM)                     \
-  X(MESSAGES_DISCARDED, messages_discarded, WARNING, CONSUMER)
+  X(MESSAGES_DISCARDED, messages_discarded, WARNING, CONSUMER)                 \
+  X(CONSUMER_PAST_STREAM, consumer_past_stream, CRITICAL, CONSUMER)            \
+  X(STREAM_WENT_BACK, stream_went_back, CRITICAL, STREAM)                      \
+  X(DELIVERY_STALLED, delivery_stalled, WARNING, CONSUMER)
 
 typedef enum {
 #define NL_CLASS_ID(id, suffix, severity, scope) NL_##id,

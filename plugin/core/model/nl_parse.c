@@ -493,6 +493,10 @@ static int read_stream(json_object *item, nl_stream_snap *s) {
   /* Only clustered servers name a cluster in the item. */
   const char *cluster =
       get_str(member(item, "cluster", json_type_object), "name");
+  const char *leader =
+      get_str(member(item, "cluster", json_type_object), "leader");
+  s->no_leader = cluster != NULL && cluster[0] != '\0' &&
+                 (leader == NULL || leader[0] == '\0');
   if (cluster != NULL && cluster[0] != '\0' &&
       (s->cluster = strdup(cluster)) == NULL)
     return -1;
@@ -609,6 +613,8 @@ static int read_consumer(json_object *item, const char *stream,
   c->flow_control = get_bool(cfg, "flow_control");
   const char *priority = get_str(cfg, "priority_policy");
   c->pinned_client = priority != NULL && strcmp(priority, "pinned_client") == 0;
+  c->has_priority_policy =
+      priority != NULL && strcmp(priority, "none") != 0 && priority[0] != '\0';
   read_metadata(cfg, keep_consumer_meta, c);
   c->max_deliver = get_i64(cfg, "max_deliver", -1);
   c->max_ack_pending = get_i64(cfg, "max_ack_pending", -1);

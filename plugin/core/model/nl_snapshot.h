@@ -105,6 +105,10 @@ typedef struct {
   /* The JetStream cluster's name when the stream lives in a cluster (the
    * item's "cluster.name", owned), NULL on a single server. */
   char *cluster;
+  /* Clustered, and the reply names no leader of the stream (a quorum
+   * lost, an election): its state may be a replica's that has not caught
+   * up, not the stream's. */
+  bool no_leader;
   /* Scope "server": another server leads the stream. It is in the set for
    * the consumers this server leads, and so that none of its consumers is
    * taken for deleted; its stream-level classes are its leader's to judge. */
@@ -201,6 +205,9 @@ typedef struct {
    * delivers to one client of the priority group at a time, the pinned
    * one; the pull requests of the others wait and receive nothing. */
   bool pinned_client;
+  /* Any priority_policy but none (nats-server 2.11+: overflow,
+   * pinned_client, prioritized): pull requests may wait by design. */
+  bool has_priority_policy;
   nl_meta *meta; /* nats_lens.* metadata (nats-server 2.10+), owned. */
   size_t n_meta;
   /* State. */
