@@ -63,18 +63,7 @@ static void describe(const nl_consumer_ctx *x, const past_state *k,
            c->delivered_stream_seq, s->last_seq, s->msgs, ahead,
            c->delivered_stream_seq);
   uint64_t start = s->first_seq > 0 ? s->first_seq : 1;
-  if (!c->push && c->n_filters <= 1 && !c->filters_cut) {
-    nl_fix_consumer add = {c->stream,
-                           c->name,
-                           c->ack_policy,
-                           c->ack_wait_ns,
-                           c->max_deliver,
-                           c->max_ack_pending,
-                           c->inactive_threshold_ns,
-                           c->n_filters == 1 ? c->filters[0] : ""};
-    nl_fix_consumer_add(&add, start, true, f->fix_command,
-                        sizeof(f->fix_command));
-  }
+  nl_fix_consumer_recreate(c, start, f->fix_command, sizeof(f->fix_command));
   snprintf(f->recommendation, sizeof(f->recommendation),
            "create the consumer again at the stream's first sequence "
            "(%" PRIu64 ", the fix command) so it delivers what the stream "

@@ -151,3 +151,19 @@ bool nl_fix_consumer_add(const nl_fix_consumer *k, uint64_t start,
            ceil(nl_seconds(k->ack_wait_ns)), more, filter);
   return true;
 }
+
+bool nl_fix_consumer_recreate(const nl_consumer_snap *c, uint64_t start,
+                              char *buf, size_t len) {
+  buf[0] = '\0';
+  if (c->push || c->n_filters > 1 || c->filters_cut)
+    return false;
+  nl_fix_consumer add = {c->stream,
+                         c->name,
+                         c->ack_policy,
+                         c->ack_wait_ns,
+                         c->max_deliver,
+                         c->max_ack_pending,
+                         c->inactive_threshold_ns,
+                         c->n_filters == 1 ? c->filters[0] : ""};
+  return nl_fix_consumer_add(&add, start, true, buf, len);
+}

@@ -68,4 +68,11 @@ typedef struct {
 bool nl_fix_consumer_add(const nl_fix_consumer *k, uint64_t start,
                          bool remove_first, char *buf, size_t len);
 
+/* Writes into buf the command that deletes polled consumer c and creates
+ * it again starting at stream sequence start, with its settings
+ * (nl_fix_consumer_add). Returns false, with buf empty, when the command
+ * cannot say what c is: a push consumer, or one with several filters. */
+bool nl_fix_consumer_recreate(const nl_consumer_snap *c, uint64_t start,
+                              char *buf, size_t len);
+
 #endif

@@ -261,18 +261,8 @@ static void describe(const nl_consumer_ctx *x, const skipped_state *k,
            stored ? "still stored: creating it again at the first of them "
                     "delivers them"
                   : "the stream no longer holds them");
-  if (stored && !c->push && c->n_filters <= 1 && !c->filters_cut) {
-    nl_fix_consumer add = {c->stream,
-                           c->name,
-                           c->ack_policy,
-                           c->ack_wait_ns,
-                           c->max_deliver,
-                           c->max_ack_pending,
-                           c->inactive_threshold_ns,
-                           c->n_filters == 1 ? c->filters[0] : ""};
-    nl_fix_consumer_add(&add, from, true, f->fix_command,
-                        sizeof(f->fix_command));
-  }
+  if (stored)
+    nl_fix_consumer_recreate(c, from, f->fix_command, sizeof(f->fix_command));
   snprintf(f->recommendation, sizeof(f->recommendation),
            "%s; when a consumer is created again (a redeploy), start it "
            "where the one before acknowledged (deliver policy "
