@@ -1317,6 +1317,15 @@ MUTATIONS = [
     ("stalled: asked not critical", "plugin/core/detect/nl_delivery_stalled.c",
      "  f->severity = asked ? NL_SEVERITY_CRITICAL : NL_SEVERITY_WARNING;",
      "  f->severity = NL_SEVERITY_WARNING;"),
+    ("stalled: push subscriber not asking", "plugin/core/detect/nl_delivery_stalled.c",
+     "  bool asked = c->push ? c->push_bound : c->num_waiting > 0;",
+     "  bool asked = c->push ? false : c->num_waiting > 0;"),
+    ("stalled: flow control not named", "plugin/core/detect/nl_delivery_stalled.c",
+     "  if (asked && c->push && c->flow_control)\n",
+     "  if (false)\n"),
+    ("stalled: flow control evidence dropped", "plugin/core/detect/nl_delivery_stalled.c",
+     "    nl_finding_add(f, \"flow_control\", c->flow_control ? 1 : 0);",
+     "    ;"),
 ]
 
 

@@ -67,6 +67,8 @@ static const char *usage_text =
     "      prioritized [--priority-timeout SECONDS]]  (pull, 2.11+)\n"
     "      [--replicas N] [--memory]\n"
     "      [--rate-limit-bps BITS]        (push: rate_limit_bps)\n"
+    "      [--flow-control --heartbeat SECONDS]  (push: flow control and\n"
+    "                                     idle heartbeats)\n"
     "      [--inactive-threshold SECONDS] [--ephemeral]  (a name, no durable\n"
     "                                     name); --deliver-policy N starts\n"
     "                                     at stream sequence N\n"
@@ -94,6 +96,9 @@ static const char *usage_text =
     "      [--process-sigma S] [--seed N] [--slow-every K --slow-ms P2]\n"
     "      [--stagger-ms MS] [--in-progress [--progress-ms MS]]\n"
     "      [--nak | --nak-seq-mod K | --no-ack] [--term-seq-mod K\n"
+    "      [--no-flow-control]            (push: flow-control requests go\n"
+    "                                     unanswered, as by a plain\n"
+    "                                     subscription)\n"
     "      [--term-reason TEXT]]          (+TERM with the reason TEXT)\n"
     "      [--nak-first-delay-ms MS] [--nak-retries N]\n"
     "      [--max-msgs N] [--expires-ms MS] [--verbose]\n"
@@ -133,6 +138,8 @@ static const char *flag_opts[] = {"--in-progress",
                                   "--memory",
                                   "--ephemeral",
                                   "--discard-per-subject",
+                                  "--flow-control",
+                                  "--no-flow-control",
                                   NULL};
 
 /* The parsed command line: positionals in order, options by name. */
@@ -655,7 +662,7 @@ static int cmd_consumer_create(void) {
              "--deliver-subject --deliver-group --backoff --deliver-policy "
              "--metadata --priority-group --priority-policy --priority-timeout "
              "--replicas --memory --rate-limit-bps --inactive-threshold "
-             "--ephemeral",
+             "--ephemeral --flow-control --heartbeat",
              3, 3);
   const char *stream = args.pos[1], *name = args.pos[2];
   bool ephemeral = opt_has("--ephemeral");
@@ -732,6 +739,12 @@ static int cmd_consumer_create(void) {
     json_object_object_add(
         cfg, "rate_limit_bps",
         json_object_new_int64(opt_ll("--rate-limit-bps", 0)));
+  if (opt_has("--flow-control"))
+    json_object_object_add(cfg, "flow_control", json_object_new_boolean(1));
+  if (opt_has("--heartbeat"))
+    json_object_object_add(
+        cfg, "idle_heartbeat",
+        json_object_new_int64(sec_to_ns(opt_double("--heartbeat", 0))));
 
   json_object *req = json_object_new_object();
   json_object_object_add(req, "stream_name", json_object_new_string(stream));
@@ -1107,6 +1120,7 @@ static bool parse_ack_reply(const char *reply, delivery *d) {
 static struct {
   const char *stream, *consumer;
   bool pull, verbose, in_progress, nak_all, no_ack;
+  bool no_flow_control; /* Flow-control requests go unanswered. */
   int64_t batch, process_ms, slow_every, slow_ms, progress_ms, nak_mod;
   int64_t nak_first_delay_ms; /* NAK first deliveries with this delay. */
   int64_t nak_retries; /* NAK (no delay) each message's first N deliveries. */
@@ -1206,8 +1220,17 @@ static bool handle_msg(int worker, natsMsg *msg, nl_rng *rng) {
     const char *status = NULL;
     natsMsgHeader_Get(msg, "Status", &status);
     run.status_msgs++;
-    if (status && strcmp(status, "100") == 0 && reply && *reply)
-      reply_to(reply, "");
+    if (status && strcmp(status, "100") == 0 && !run.no_flow_control) {
+      /* A flow-control request carries its reply subject; an idle
+       * heartbeat sent while the consumer waits for an answer names it
+       * in Nats-Consumer-Stalled. Client libraries answer both. */
+      const char *stalled = NULL;
+      natsMsgHeader_Get(msg, "Nats-Consumer-Stalled", &stalled);
+      if (reply && *reply)
+        reply_to(reply, "");
+      else if (stalled && *stalled)
+        reply_to(stalled, "");
+    }
     return true;
   }
   run.received++;
@@ -1454,7 +1477,7 @@ static int cmd_consume(void) {
   check_args("--duration --mode --deliver-subject --queue --batch --workers "
              "--process-ms --slow-every --slow-ms --in-progress --progress-ms "
              "--nak --nak-seq-mod --nak-first-delay-ms --nak-retries "
-             "--term-seq-mod --term-reason "
+             "--term-seq-mod --term-reason --no-flow-control "
              "--no-ack --max-msgs "
              "--expires-ms --verbose --process-dist --process-sigma --seed "
              "--stagger-ms --group --min-pending --priority",
@@ -1482,6 +1505,7 @@ static int cmd_consume(void) {
   run.term_mod = opt_ll("--term-seq-mod", 0);
   run.term_reason = opt_str("--term-reason", NULL);
   run.no_ack = opt_has("--no-ack");
+  run.no_flow_control = opt_has("--no-flow-control");
   run.max_msgs = opt_ll("--max-msgs", 0);
   run.expires_ms = opt_ll("--expires-ms", 5000);
   run.verbose = opt_has("--verbose");

@@ -84,6 +84,40 @@ static void test_stall_asked_critical(void) {
   world_free(&k.w);
 }
 
+/* A push consumer with a subscriber: critical. With flow control the
+ * finding names the unanswered flow control and says so in its evidence;
+ * without it, the server that does not serve. A pull consumer without
+ * waiting requests is a warning with no flow_control evidence. */
+static void test_stall_causes(void) {
+  struct {
+    bool push, flow_control;
+    uint64_t waiting;
+    int severity;
+    double fc_evidence; /* -1: absent. */
+    const char *says;
+  } cases[] = {
+      {true, true, 0, NL_SEVERITY_CRITICAL, 1, "flow-control request"},
+      {true, false, 0, NL_SEVERITY_CRITICAL, 0, "not serving"},
+      {false, false, 3, NL_SEVERITY_CRITICAL, -1, "not serving"},
+      {false, false, 0, NL_SEVERITY_WARNING, -1, "no longer asks"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    scene k;
+    scene_start(&k, 1, 1);
+    k.c->push = cases[i].push;
+    k.c->push_bound = cases[i].push;
+    k.c->flow_control = cases[i].flow_control;
+    k.c->num_waiting = cases[i].waiting;
+    CHECK_EQ_U(seconds_to_raise(&k, 300), 120);
+    const nl_finding *f = &k.w.last[NL_DELIVERY_STALLED];
+    CHECK(f->severity == cases[i].severity);
+    CHECK(nl_finding_get(f, "flow_control", -1) == cases[i].fc_evidence);
+    CHECK(strstr(f->description, cases[i].says) != NULL);
+    CHECK(f->fix_command[0] == '\0');
+    world_free(&k.w);
+  }
+}
+
 /* A batch reader that delivers every 40 s: four of its intervals, 160 s,
  * not the floor. At 159 s silent, at 160 s raised. */
 static void test_stall_learnt(void) {
@@ -195,10 +229,15 @@ static void test_stall_recreated(void) {
 }
 
 static const nl_test_case tests[] = {
-    NL_TEST(test_stall_floor),     NL_TEST(test_stall_asked_critical),
-    NL_TEST(test_stall_learnt),    NL_TEST(test_stall_ceiling),
-    NL_TEST(test_stall_explained), NL_TEST(test_stall_resumes),
-    NL_TEST(test_stall_recreated), NL_TEST(test_stall_never_delivered_silent),
+    NL_TEST(test_stall_floor),
+    NL_TEST(test_stall_asked_critical),
+    NL_TEST(test_stall_causes),
+    NL_TEST(test_stall_learnt),
+    NL_TEST(test_stall_ceiling),
+    NL_TEST(test_stall_explained),
+    NL_TEST(test_stall_resumes),
+    NL_TEST(test_stall_recreated),
+    NL_TEST(test_stall_never_delivered_silent),
 };
 
 NL_TEST_MAIN(tests)

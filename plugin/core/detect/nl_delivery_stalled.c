@@ -85,6 +85,8 @@ static void describe(const nl_consumer_ctx *x, const stall_state *k,
   nl_finding_add(f, "limit_s", floor(limit_s));
   nl_finding_add(f, "intervals_learnt", (double)k->n_gaps);
   nl_finding_add(f, "num_ack_pending", (double)c->num_ack_pending);
+  if (c->push)
+    nl_finding_add(f, "flow_control", c->flow_control ? 1 : 0);
   if (c->server_ts_ns > 0 && c->delivered_last_ns > 0)
     nl_finding_add(f, "last_delivery_age_s",
                    floor(nl_seconds(c->server_ts_ns - c->delivered_last_ns)));
@@ -99,17 +101,41 @@ static void describe(const nl_consumer_ctx *x, const stall_state *k,
   else
     snprintf(learnt, sizeof(learnt),
              "no interval learnt yet: the floor of %.0f s applies", limit_s);
-  const char *who = c->push ? "its deliver subject has a subscriber"
-                            : "pull requests are waiting at the server";
   nl_shell_names q;
   nl_shell_names_of(c->stream, c->name, &q);
   f->fix_command[0] = '\0';
-  if (asked) {
-    snprintf(f->description, sizeof(f->description),
-             "%" PRIu64 " messages are pending with room under "
-             "max_ack_pending and %s, yet nothing was delivered for %.0f s "
-             "(%s): the server is not serving a consumer that is asked",
-             c->num_pending, who, stalled_s, learnt);
+  /* What the server shows (who asks) and the cause it points to. */
+  const char *who = "no pull request is waiting";
+  const char *cause = "the application that reads it is gone or no longer "
+                      "asks";
+  if (asked && c->push)
+    who = "its deliver subject has a subscriber";
+  else if (asked)
+    who = "pull requests are waiting at the server";
+  if (asked && c->push && c->flow_control)
+    /* The server stops a push consumer with flow control once about 2 MB
+     * went unanswered by its subscriber; a plain subscription on the
+     * deliver subject answers no flow-control request. */
+    cause = "the consumer uses flow control, and the server stops "
+            "delivering while its subscriber leaves a flow-control request "
+            "unanswered";
+  else if (asked)
+    cause = "the server is not serving a consumer that is asked";
+  snprintf(f->description, sizeof(f->description),
+           "%" PRIu64 " messages are pending with room under "
+           "max_ack_pending and %s, yet nothing was delivered for %.0f s "
+           "(%s): %s",
+           c->num_pending, who, stalled_s, learnt, cause);
+  if (asked && c->push && c->flow_control) {
+    snprintf(f->recommendation, sizeof(f->recommendation),
+             "make the subscriber answer flow control: consume through a "
+             "client library's JetStream push subscription, not a plain "
+             "subscription on the deliver subject (one that answers resumes "
+             "delivery at the next heartbeat); flow control cannot be "
+             "changed on an existing consumer (nats consumer info %s %s "
+             "shows it)",
+             q.stream, q.consumer);
+  } else if (asked) {
     char step[512] = "";
     if (x->s->cluster != NULL)
       snprintf(step, sizeof(step),
@@ -118,20 +144,10 @@ static void describe(const nl_consumer_ctx *x, const stall_state *k,
                "delivery, ",
                q.stream, q.consumer);
     snprintf(f->recommendation, sizeof(f->recommendation),
-             "%s%srestart the server that leads the consumer (nats consumer "
+             "%srestart the server that leads the consumer (nats consumer "
              "info %s %s shows it)",
-             c->push && c->flow_control
-                 ? "the subscriber may not answer flow control or "
-                   "heartbeats (check the client); "
-                 : "",
              step, q.stream, q.consumer);
   } else {
-    snprintf(f->description, sizeof(f->description),
-             "%" PRIu64 " messages are pending with room under "
-             "max_ack_pending, yet nothing was delivered for %.0f s and no "
-             "pull request is waiting (%s): the application that reads it "
-             "is gone or no longer asks",
-             c->num_pending, stalled_s, learnt);
     snprintf(f->recommendation, sizeof(f->recommendation),
              "start the application that reads consumer %s of stream %s "
              "again, or find why it stopped fetching (its logs; nats "
