@@ -78,19 +78,35 @@ tests=${NL_VERSION_TESTS:-test_classes test_new_classes test_cluster test_new_cl
 # NL_SIDE_TESTS=none). Their lines are printed at the end too.
 side=${NL_SIDE_TESTS:-test_thread_sanitizer test_valgrind test_fuzz}
 if [ -n "${NL_ONLY:-}" ] || [ "$side" = none ]; then side=""; fi
+# The default server's lane: scripts that wait on a cluster far more than
+# they compute run on the default nats-server beside the serial suite,
+# as one more lane of the matrix (not with NL_ONLY or NL_LANE_TESTS=none),
+# and are left out of the serial run. Their lines are printed at the end,
+# prefixed with the version like the matrix's.
+lane=${NL_LANE_TESTS:-test_ledger_cluster test_past_stream_cluster test_delivery_stalled_cluster}
+if [ -n "${NL_ONLY:-}" ] || [ "$lane" = none ]; then lane=""; fi
 versions=()
-for bin in $matrix; do versions+=("$bin"); done
+lane_tests=()
+for bin in $matrix; do
+  versions+=("$bin")
+  lane_tests+=("$tests")
+done
+if [ -n "$lane" ]; then
+  versions+=("$(command -v "${NATS_SERVER:-nats-server}")")
+  lane_tests+=("$lane")
+fi
 (
   i=0
   for bin in "${versions[@]}"; do
     i=$((i + 1))
+    echo "${lane_tests[$((i - 1))]}" >"$vdir/$i.tests"
     (
       export NATS_SERVER=$bin NL_PORT_SHIFT=$((i * 6000))
       . tests/nats_server.sh
       version=$(nl_server_release)
       echo "$version" >"$vdir/$i.version"
       start=$(date +%s)
-      for t in $tests; do
+      for t in $(cat "$vdir/$i.tests"); do
         timeout 900 bash "tests/integration/$t.sh" >"$vdir/$i.$t" 2>&1
         echo $? >"$vdir/$i.$t.rc"
       done
@@ -130,7 +146,7 @@ for script in tests/integration/test_*.sh; do
   name=$(basename "$script" .sh)
   if [ -n "${NL_ONLY:-}" ] && [[ $name != *${NL_ONLY}* ]]; then continue; fi
   if [ -n "${NL_SKIP:-}" ] && [[ $name == *${NL_SKIP}* ]]; then continue; fi
-  if [[ " $side " == *" $name "* ]]; then continue; fi
+  if [[ " $side $lane " == *" $name "* ]]; then continue; fi
   echo "== $name"
   start=$(date +%s)
   timeout 900 bash "$script" >"$log" 2>&1
@@ -150,8 +166,9 @@ for t in $side; do
 done
 for j in $(seq 1 "$i"); do
   version=$(cat "$vdir/$j.version" 2>/dev/null || echo "?")
-  echo "== nats-server $version: $tests"
-  for t in $tests; do
+  jtests=$(cat "$vdir/$j.tests" 2>/dev/null)
+  echo "== nats-server $version: $jtests"
+  for t in $jtests; do
     sed "s#^PASS #PASS $version/#; s#^FAIL #FAIL $version/#" "$vdir/$j.$t" >"$log" 2>/dev/null
     cat "$log"
     count "$(cat "$vdir/$j.$t.rc" 2>/dev/null || echo 1)" "$version/$t"
