@@ -97,7 +97,7 @@ UNIT_SO := $(BUILD)/unit/libnlunit.so
 HARNESS_CHECK := $(BUILD)/unit/check_harness
 INJECT := tests/tools/nl-inject
 
-.PHONY: bench all check test unit unit-build integration demo clean format \
+.PHONY: bench all check test test-run unit unit-build integration demo clean format \
 	check-format check-layers fuzz fuzz-build mutate
 
 # nats-lens-check, the one-shot audit command (cli/), linked with the same
@@ -202,7 +202,13 @@ bench: $(PLUGIN) $(BENCH_BIN) $(INJECT)
 unit: $(UNIT_BINS)
 	NL_BUILD=$(BUILD) tests/unit/run.sh tests/fixtures
 
-test: $(PLUGIN) $(CHECK) $(UNIT_BINS) $(INJECT)
+# The whole suite. On a fresh Debian machine, as root, it first installs
+# every package it needs (tests/deps.sh, as make demo does).
+test:
+	bash tests/deps.sh test
+	$(MAKE) test-run
+
+test-run: $(PLUGIN) $(CHECK) $(UNIT_BINS) $(INJECT)
 	$(TEST_ENV) tests/run_all.sh
 
 # The quick proof (about 4 minutes): the unit tests and the class tests,
@@ -275,7 +281,7 @@ INTERVAL ?= 3
 LANGS ?= c go js py
 TOPOLOGY ?= single
 SOAK ?= 300
-# `make eval VERSIONS="nats-server-2.9.10-path ../shared/bin/nats-server-2.12.0"`
+# `make eval VERSIONS="nats-server-2.9.10-path /opt/nats/nats-server-2.12.0"`
 # runs instead a short evaluation on each binary (VROUNDS rounds of each
 # class, single node and cluster, polls every VINTERVAL s) and writes the
 # per-version table into results/eval.md (tests/eval/versions.sh).

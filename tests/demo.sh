@@ -6,23 +6,7 @@
 # (or after NL_DEMO_SECONDS, default 120), and cleans up.
 set -u
 cd "$(dirname "$0")/.."
-missing=0
-for cmd in nats-server collectd cc; do
-  command -v "$cmd" >/dev/null || missing=1
-done
-[ -f /usr/include/collectd/core/daemon/plugin.h ] || missing=1
-[ -f /usr/include/nats/nats.h ] || missing=1
-if [ "$missing" = 1 ]; then
-  if [ "$(id -u)" != 0 ]; then
-    echo "demo: packages are missing; run as root (or: sudo bash .ci/install-deps.sh)"
-    exit 1
-  fi
-  echo "demo: installing packages (apt-get) ..."
-  bash .ci/install-deps.sh >/tmp/nats-lens-demo-apt.log 2>&1 || {
-    tail -n 30 /tmp/nats-lens-demo-apt.log
-    exit 1
-  }
-fi
+bash tests/deps.sh demo || exit 1
 make -s all tests/tools/nl-inject || exit 1
 
 . tests/lib.sh

@@ -20,10 +20,13 @@ if [ -n "${NATS_SERVER:-}" ] && [ "${NL_NATS_SERVER_FOR:-}" != "$NATS_SERVER" ];
   unset nl_server_bin nl_server_dir
 fi
 
-# The directory of the newer nats-server builds the version matrix runs
-# (tests/run_all.sh) and that version-specific tests fall back on: by
-# default shared/bin beside the checkout's directory.
-NL_SERVER_BUILDS=${NL_SERVER_BUILDS:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/shared/bin}
+# NL_SERVER_BUILDS=DIR: a directory of newer nats-server builds, named
+# nats-server-RELEASE (nats-server-2.10.16, nats-server-2.11.10,
+# nats-server-2.12.0), that the version matrix runs (tests/run_all.sh) and
+# that version-specific tests fall back on. None by default: a test that
+# needs a newer server than the machine has is then skipped, with one line
+# naming the build it needs.
+NL_SERVER_BUILDS=${NL_SERVER_BUILDS:-}
 
 # nl_server_version: "MAJOR MINOR" of the nats-server on PATH (empty when
 # there is none).

@@ -16,6 +16,7 @@ cd "$(dirname "$0")/.."
 . tests/nats_server.sh
 passed=0
 failed=0
+skipped=0 # Tests that need what this machine lacks ("SKIP" lines).
 log=$(mktemp)
 failures=$(mktemp)
 vdir=$(mktemp -d) # The version matrix's and side lane's outputs.
@@ -27,6 +28,7 @@ count() {
   f=$(grep -c '^FAIL ' "$log")
   passed=$((passed + p))
   failed=$((failed + f))
+  skipped=$((skipped + $(grep -c '^SKIP ' "$log")))
   grep '^FAIL ' "$log" | cut -c1-400 | sed "s#^#$2: #" >>"$failures"
   if [ "$1" -ne 0 ] && [ "$f" -eq 0 ]; then
     echo "FAIL $2: exited with status $1 without reporting a failure" |
@@ -71,6 +73,12 @@ if [ -z "$matrix" ] && [ -z "${NL_ONLY:-}" ]; then
   matrix=$(ls "$NL_SERVER_BUILDS"/nats-server-* 2>/dev/null | tr '\n' ' ')
 fi
 [ "$matrix" = none ] && matrix=""
+if [ -z "$matrix" ] && [ -z "${NL_ONLY:-}" ] && [ -z "${NL_VERSIONS:-}" ]; then
+  echo "SKIP version-matrix: no newer nats-server builds; give" \
+    "NL_SERVER_BUILDS=DIR holding nats-server-2.10.16, nats-server-2.11.10" \
+    "and nats-server-2.12.0 to run the class and cluster tests on each"
+  skipped=$((skipped + 1))
+fi
 tests=${NL_VERSION_TESTS:-test_classes test_new_classes test_cluster test_new_classes_cluster test_paused test_declared test_priority_groups test_source_stalled test_consumer_expired test_forecast test_ledger_cluster test_past_stream_cluster test_delivery_stalled_cluster}
 # The side lane: scripts that need no port range of the serial suite's and
 # mostly compute (the sanitizer and fuzz runs) run after the version matrix,
@@ -179,6 +187,9 @@ done
 if [ -s "$failures" ]; then
   echo "== the failures of this run, again"
   cat "$failures"
+fi
+if [ "$skipped" -gt 0 ]; then
+  echo "# $skipped skipped (SKIP lines above: each names what it needs)"
 fi
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
