@@ -1326,6 +1326,12 @@ MUTATIONS = [
     ("stalled: flow control evidence dropped", "plugin/core/detect/nl_delivery_stalled.c",
      "    nl_finding_add(f, \"flow_control\", c->flow_control ? 1 : 0);",
      "    ;"),
+    ("names: account dash kept", "plugin/core/model/nl_names.c",
+     "    const char *piece = *p == '-' ? \"~2d\" : *p == '~' ? \"~7e\" : NULL;",
+     "    const char *piece = *p == '~' ? \"~7e\" : NULL;"),
+    ("names: account tilde kept", "plugin/core/model/nl_names.c",
+     "    const char *piece = *p == '-' ? \"~2d\" : *p == '~' ? \"~7e\" : NULL;",
+     "    const char *piece = *p == '-' ? \"~2d\" : NULL;"),
 ]
 
 

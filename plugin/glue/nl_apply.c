@@ -33,14 +33,18 @@ static nl_http *instance_http(const nl_instance *inst) {
 }
 
 /* Builds a plugin_instance from "<instance>", then "-<account>" for an
- * account instance, then "-<stream>" when stream is not NULL, fitted to
- * collectd's limits (nl_name_fit). */
+ * account instance (its '-' and '~' escaped, nl_name_account_part, so that
+ * no two accounts and streams read alike), then "-<stream>" when stream is
+ * not NULL, fitted to collectd's limits (nl_name_fit). */
 static void plugin_instance_of(const nl_instance *inst, const char *stream,
                                char *out, size_t len) {
-  char joined[3 * NL_NAME_MAX];
+  char account[3 * NL_NAME_MAX + 1] = "";
+  if (inst->account)
+    nl_name_account_part(inst->account, account, sizeof(account));
+  char joined[6 * NL_NAME_MAX];
   snprintf(joined, sizeof(joined), "%s%s%s%s%s", inst->name,
-           inst->account ? "-" : "", inst->account ? inst->account : "",
-           stream ? "-" : "", stream ? stream : "");
+           inst->account ? "-" : "", account, stream ? "-" : "",
+           stream ? stream : "");
   nl_name_fit(joined, out, len);
 }
 

@@ -52,6 +52,28 @@ int nl_name_fit(const char *in, char *out, size_t outlen) {
   return fit(in, out, outlen, unsafe, 0);
 }
 
+int nl_name_account_part(const char *account, char *out, size_t outlen) {
+  size_t n = 0;
+  int changed = 0;
+  for (const char *p = account; *p; p++) {
+    const char *piece = *p == '-' ? "~2d" : *p == '~' ? "~7e" : NULL;
+    size_t len = piece ? 3 : 1;
+    if (n + len >= outlen) {
+      out[n] = '\0';
+      return -1;
+    }
+    if (piece) {
+      memcpy(out + n, piece, 3);
+      changed = 1;
+    } else {
+      out[n] = *p;
+    }
+    n += len;
+  }
+  out[n] = '\0';
+  return changed;
+}
+
 int nl_name_token(const char *in, char *out, size_t outlen) {
   return fit(in, out, outlen, token_unsafe, 1);
 }

@@ -13,6 +13,16 @@
  * when it was copied as is. */
 int nl_name_fit(const char *in, char *out, size_t outlen);
 
+/* Writes account into out (outlen bytes) as the account part of a plugin
+ * instance "<instance>-<account>-<stream>": every '-' as "~2d" and every
+ * '~' as "~7e", so the part holds no '-' and the first '-' after it ends
+ * it (account "a-b" with stream "c" and account "a" with stream "b-c" are
+ * "a~2db-c" and "a-b-c"). The rule is reversible: "~2d" and "~7e" back to
+ * '-' and '~'. Returns 1 when the name was changed, 0 when copied as is,
+ * -1 when it does not fit (out then holds as much as fits, cut before an
+ * escape). */
+int nl_name_account_part(const char *account, char *out, size_t outlen);
+
 /* Like nl_name_fit, for one token of a NATS subject: white space, control
  * characters, '.', '*' and '>' become '_' (so the result is never a
  * wildcard), and an empty name becomes "~xxxxxxxx". Returns 1 when the
