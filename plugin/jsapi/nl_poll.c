@@ -1,6 +1,7 @@
 /* nl_poll.c: one poll of the JetStream API through a request function. */
 #include "nl_poll.h"
 
+#include "core/model/nl_account.h"
 #include "core/model/nl_names.h"
 #include "core/model/nl_parse.h"
 #include "core/model/nl_subject.h"
@@ -133,6 +134,29 @@ static void read_subject_counts(poll_run *run, const char *prefix,
   run->stats->bytes_received += len;
   if (nl_parse_subject_counts(reply, len, &set->streams[i], err, sizeof(err)) !=
       NL_PARSE_OK)
+    note_error(run->stats, NL_TRANSPORT_ERROR, subject, err);
+  free(reply);
+}
+
+/* Reads the account's storage and its limits ($JS.API.INFO) into set's
+ * pools. A failure is an error of the poll; the streams are then judged
+ * without them (no storage forecast at this poll). */
+static void read_account(poll_run *run, const char *prefix,
+                         nl_snapshot_set *set) {
+  char subject[2 * NL_NAME_MAX], err[320];
+  snprintf(subject, sizeof(subject), "%s.INFO", prefix);
+  char *reply = NULL;
+  size_t len = 0;
+  run->stats->requests++;
+  int status =
+      run->request(run->ctx, subject, "", &reply, &len, err, sizeof(err));
+  if (status != 0) {
+    note_error(run->stats, status < 0 ? status : NL_TRANSPORT_ERROR, subject,
+               err);
+    return;
+  }
+  run->stats->bytes_received += len;
+  if (nl_parse_account_info(reply, len, set, err, sizeof(err)) != NL_PARSE_OK)
     note_error(run->stats, NL_TRANSPORT_ERROR, subject, err);
   free(reply);
 }
@@ -296,5 +320,7 @@ int nl_poll_run(const nl_poll_config *cfg, nl_request_fn request, void *ctx,
   for (size_t i = 0; i < set->n_streams; i++)
     if (nl_subject_counts_wanted(set, i))
       read_subject_counts(&run, prefix, set, i);
+  /* The account's storage and its limits (STORAGE_LIMIT_RISK). */
+  read_account(&run, prefix, set);
   return 0;
 }
