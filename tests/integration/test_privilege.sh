@@ -38,7 +38,7 @@ authorization {
     # The monitoring user: the minimal set of docs/security.md.
     { user: nats_lens, password: "$MON_PW", permissions: {
         publish: { allow: ["\$JS.API.STREAM.LIST", "\$JS.API.CONSUMER.LIST.*",
-                           "nats.lens.health.>"] }
+                           "\$JS.API.INFO", "nats.lens.health.>"] }
         subscribe: { allow: ["_INBOX_nats_lens.>",
                              "\$JS.EVENT.ADVISORY.CONSUMER.>",
                              "\$JS.EVENT.METRIC.CONSUMER.ACK.>"] }
