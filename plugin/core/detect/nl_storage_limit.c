@@ -155,9 +155,10 @@ static bool detect_risk(const nl_stream_ctx *x, void **state, nl_finding *f) {
   nl_trend_add(&k->bytes, x->now_ns, (double)s->bytes);
   /* Full now is STORAGE_LIMIT_REACHED's; a stream its own limits stop
    * before the pool fills is no cause of it; nor is one that does not
-   * grow, or a pool far from its limit. */
-  if (pool_full(p, s) || own_room(s) < p->limit - p->used ||
-      (double)p->used < NL_FORECAST_MATTERS * (double)p->limit)
+   * grow. (A pool far from its limit gives no trusted forecast: a rise
+   * from 0 that reaches the limit within four times its span has passed
+   * a fifth of it.) */
+  if (pool_full(p, s) || own_room(s) < p->limit - p->used)
     return false;
   nl_rise grows;
   if (!nl_trend_rise(&k->bytes, &grows))
