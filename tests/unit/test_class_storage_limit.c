@@ -249,7 +249,34 @@ static void test_storage_limit_resets(void) {
   world_free(&w);
 }
 
+/* An R3 stream (the use counts every replica): a message takes three
+ * times its size, so room for two copies is full; its own room counts
+ * three copies too. */
+static void test_storage_limit_replicas(void) {
+  for (uint64_t room = 299; room <= 300; room++) {
+    world w;
+    horizon_world(&w, 0);
+    nl_stream_snap *a = add_stream(&w, "A");
+    a->replicas = 3;
+    a->bytes = 1000;
+    a->msgs = a->last_seq = 10;
+    w.pools_read = true;
+    w.n_pools = 1;
+    w.pools[0] = (nl_storage_pool){false, 0, 10000 - room, 10000, 0};
+    for (int n = 0; n < 3; n++) {
+      a->last_ts_ns = w.t - SEC;
+      world_poll(&w);
+    }
+    CHECK(active_for(&w, "A", "", NL_STORAGE_LIMIT_REACHED) == (room < 300));
+    if (room < 300)
+      CHECK(nl_finding_get(&w.last[NL_STORAGE_LIMIT_REACHED], "message_bytes",
+                           -1) == 300);
+    world_free(&w);
+  }
+}
+
 static const nl_test_case tests[] = {
+    NL_TEST(test_storage_limit_replicas),
     NL_TEST(test_storage_limit_cases),
     NL_TEST(test_storage_limit_fix),
     NL_TEST(test_storage_limit_resets),
