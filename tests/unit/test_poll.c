@@ -144,7 +144,8 @@ static char *exclude_globs[] = {"skip_*"};
 
 static void test_poll_pages_through_consumers(void) {
   fake_server f = {.n_consumers = 600};
-  nl_poll_config cfg = {.select = {.exclude = exclude_globs, .n_exclude = 1}};
+  nl_poll_config cfg = {.select = {.exclude = exclude_globs, .n_exclude = 1},
+                        .account_info = true};
   nl_snapshot_set set = {0};
   nl_poll_stats stats;
   CHECK(nl_poll_run(&cfg, fake_request, &f, &set, &stats) == 0);
@@ -173,7 +174,7 @@ static void test_poll_reads_subject_counts(void) {
     nl_snapshot_set set = {0};
     nl_poll_stats stats;
     CHECK(nl_poll_run(&cfg, fake_request, &f, &set, &stats) == 0);
-    CHECK_EQ_U(stats.requests, 4);
+    CHECK_EQ_U(stats.requests, 3);
     CHECK(strcmp(f.subjects[2],
                  "$JS.API.STREAM.INFO.BIG {\"subjects_filter\":\">\"}") == 0);
     CHECK_EQ_U(stats.errors, fail ? 1 : 0);
@@ -187,23 +188,31 @@ static void test_poll_reads_subject_counts(void) {
   nl_snapshot_set set = {0};
   nl_poll_stats stats;
   CHECK(nl_poll_run(&cfg, fake_request, &f, &set, &stats) == 0);
-  CHECK_EQ_U(stats.requests, 3);
+  CHECK_EQ_U(stats.requests, 2);
   nl_snapshot_set_clear(&set);
 }
 
-/* An account information the server refuses is an error of the poll, which
- * still judges the streams it read: no pools at that poll. */
-static void test_poll_account_error_is_a_poll_error(void) {
+/* An account information the server refuses is kept apart from the poll's
+ * errors (the streams were read and are judged: no pools at that poll);
+ * not asked for, it is not requested. */
+static void test_poll_account_error_is_kept_apart(void) {
   fake_server f = {.n_consumers = 2, .fail_account = true};
-  nl_poll_config cfg = {0};
+  nl_poll_config cfg = {.account_info = true};
   nl_snapshot_set set = {0};
   nl_poll_stats stats;
   CHECK(nl_poll_run(&cfg, fake_request, &f, &set, &stats) == 0);
   CHECK_EQ_U(set.n_streams, 2);
   CHECK(!set.pools_read);
   CHECK_EQ_U(set.n_pools, 0);
-  CHECK_EQ_U(stats.errors, 1);
-  CHECK(strstr(stats.first_error, "$JS.API.INFO: API error 503") != NULL);
+  CHECK_EQ_U(stats.errors, 0);
+  CHECK(stats.first_error[0] == '\0');
+  CHECK(strstr(stats.account_error, "$JS.API.INFO: API error 503") != NULL);
+  uint64_t asked = stats.requests;
+  nl_snapshot_set_clear(&set);
+  cfg.account_info = false;
+  CHECK(nl_poll_run(&cfg, fake_request, &f, &set, &stats) == 0);
+  CHECK_EQ_U(stats.requests, asked - 1);
+  CHECK(stats.account_error[0] == '\0');
   nl_snapshot_set_clear(&set);
 }
 
@@ -269,9 +278,8 @@ static void test_poll_pages_count_missing_streams(void) {
   check_big_and_zed_once(&set);
   CHECK_EQ_U(set.n_missing_streams, 1);
   CHECK_EQ_U(stats.streams_incomplete, 1);
-  /* One stream list page, one consumer list per listed stream, and the
-   * account. */
-  CHECK_EQ_U(stats.requests, 4);
+  /* One stream list page, then one consumer list per listed stream. */
+  CHECK_EQ_U(stats.requests, 3);
   nl_snapshot_set_clear(&set);
 }
 
@@ -321,7 +329,7 @@ static void test_poll_stream_globs(void) {
 static const nl_test_case tests[] = {
     NL_TEST(test_poll_pages_through_consumers),
     NL_TEST(test_poll_reads_subject_counts),
-    NL_TEST(test_poll_account_error_is_a_poll_error),
+    NL_TEST(test_poll_account_error_is_kept_apart),
     NL_TEST(test_poll_drops_repeated_consumers),
     NL_TEST(test_poll_pages_past_a_lying_total),
     NL_TEST(test_poll_failed_consumer_list_marks_stream_incomplete),
