@@ -84,6 +84,7 @@
 
 #include <malloc.h>
 
+#include "core/model/nl_names.h"
 #include "http/nl_http.h"
 #include "jsapi/nl_advisory_thread.h"
 #include "jsapi/nl_poll.h"
@@ -92,6 +93,35 @@
 #include "nl_central.h"
 #include "nl_config.h"
 #include "nl_poller.h"
+
+/* After a poll that asked for the account's JetStream usage: when it could
+ * not be read (a user without permission for $JS.API.INFO, a server that
+ * did not answer), says so once and asks again in ten minutes, so that a
+ * request that is refused does not cost every poll its timeout; when read,
+ * releases the complaint. */
+static void account_info_outcome(nl_instance *inst, cdtime_t now,
+                                 const nl_poll_config *pc,
+                                 const nl_poll_stats *stats) {
+  if (!pc->account_info)
+    return;
+  if (stats->account_error[0] == '\0') {
+    c_release(LOG_INFO, &inst->account_info_complaint,
+              LOG_PREFIX "Instance \"%s\": the account's JetStream usage is "
+                         "read again.",
+              inst->name);
+    return;
+  }
+  char why[sizeof(stats->account_error)];
+  nl_printable(stats->account_error, false, why, sizeof(why));
+  c_complain(LOG_WARNING, &inst->account_info_complaint,
+             LOG_PREFIX "Instance \"%s\": cannot read the account's "
+                        "JetStream usage (%s); STORAGE_LIMIT_RISK and "
+                        "STORAGE_LIMIT_REACHED are not judged until it can "
+                        "be read (asked again every 10 minutes; the user "
+                        "needs publish permission on $JS.API.INFO).",
+             inst->name, why);
+  inst->account_info_retry = now + TIME_T_TO_CDTIME_T(600);
+}
 
 /* One poll of an instance, on its poll thread (nl_poller), with the plugin
  * context of the read that asked for it: connects if needed, polls, applies
@@ -128,6 +158,7 @@ static void poll_run(void *ud) {
   nl_poll_config pc = {
       .select = inst->select,
       .budget_ns = (int64_t)CDTIME_T_TO_NS(plugin_get_interval()),
+      .account_info = rc.time >= inst->account_info_retry,
   };
   nl_snapshot_set set = {0};
   nl_poll_stats stats;
@@ -145,6 +176,7 @@ static void poll_run(void *ud) {
     WARNING(LOG_PREFIX "Instance \"%s\": the poll log \"%s\" is no longer "
                        "written: %s.",
             inst->name, inst->poll_log_path, why);
+  account_info_outcome(inst, rc.time, &pc, &stats);
   if (nl_poll_outcome(inst, &rc, status, &stats) != 0) {
     nl_snapshot_set_clear(&set);
     return;

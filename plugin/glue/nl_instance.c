@@ -25,6 +25,7 @@ nl_instance *nl_instance_new(void) {
   C_COMPLAIN_INIT(&inst->connect_complaint);
   C_COMPLAIN_INIT(&inst->publish_complaint);
   C_COMPLAIN_INIT(&inst->overrun_complaint);
+  C_COMPLAIN_INIT(&inst->account_info_complaint);
   return inst;
 }
 

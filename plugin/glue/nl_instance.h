@@ -119,6 +119,11 @@ struct nl_instance {
   nl_onset_rate onsets;
   c_complain_t publish_complaint;
   c_complain_t poll_complaint;
+  /* The account's JetStream usage ($JS.API.INFO; poll thread only): after
+   * it could not be read, it is asked again from account_info_retry
+   * (cdtime), and the complaint says so once. */
+  cdtime_t account_info_retry;
+  c_complain_t account_info_complaint;
   c_complain_t connect_complaint;
   bool poll_failing; /* A FAILURE notification for the poll is out. */
   bool polled_once;  /* The first good poll has been logged. */

@@ -1,6 +1,7 @@
 /* nl_poll.c: one poll of the JetStream API through a request function. */
 #include "nl_poll.h"
 
+#include "core/model/nl_account.h"
 #include "core/model/nl_names.h"
 #include "core/model/nl_parse.h"
 #include "core/model/nl_subject.h"
@@ -135,6 +136,29 @@ static void read_subject_counts(poll_run *run, const char *prefix,
       NL_PARSE_OK)
     note_error(run->stats, NL_TRANSPORT_ERROR, subject, err);
   free(reply);
+}
+
+/* Reads the account's storage and its limits ($JS.API.INFO) into set's
+ * pools. A failure is written into stats->account_error, not counted as an
+ * error of the poll; the streams are then judged without the pools (no
+ * storage forecast at this poll). */
+static void read_account(poll_run *run, const char *prefix,
+                         nl_snapshot_set *set) {
+  char subject[2 * NL_NAME_MAX], err[320];
+  snprintf(subject, sizeof(subject), "%s.INFO", prefix);
+  char *reply = NULL;
+  size_t len = 0;
+  run->stats->requests++;
+  int status =
+      run->request(run->ctx, subject, "", &reply, &len, err, sizeof(err));
+  if (status == 0) {
+    run->stats->bytes_received += len;
+    status = nl_parse_account_info(reply, len, set, err, sizeof(err));
+    free(reply);
+  }
+  if (status != 0)
+    snprintf(run->stats->account_error, sizeof(run->stats->account_error),
+             "%s: %s", subject, err);
 }
 
 /* An entry of a listing: its group (the stream, for consumers), name and
@@ -296,5 +320,8 @@ int nl_poll_run(const nl_poll_config *cfg, nl_request_fn request, void *ctx,
   for (size_t i = 0; i < set->n_streams; i++)
     if (nl_subject_counts_wanted(set, i))
       read_subject_counts(&run, prefix, set, i);
+  /* The account's storage and its limits (STORAGE_LIMIT_RISK). */
+  if (cfg->account_info)
+    read_account(&run, prefix, set);
   return 0;
 }

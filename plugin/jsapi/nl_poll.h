@@ -24,6 +24,9 @@ typedef struct {
   const char *api_prefix;  /* "$JS.API" when NULL. */
   size_t max_pages;        /* Per listing; 0 means 1000. */
   int64_t budget_ns;       /* Stop requesting after this long; 0: no limit. */
+  /* Ask for the account's JetStream usage and limits ($JS.API.INFO) at
+   * this poll. */
+  bool account_info;
 } nl_poll_config;
 
 typedef struct {
@@ -34,6 +37,10 @@ typedef struct {
   bool cut_off;                /* The budget ran out before the poll ended. */
   char first_error[256];       /* The first error of this poll, or "". */
   int first_status; /* Its nl_transport_status (ERROR for a bad reply). */
+  /* Why the account's usage ($JS.API.INFO) could not be read, or "": kept
+   * apart from the poll's errors, since the streams were read (a user
+   * without permission for it, for one, still gets every other class). */
+  char account_error[256];
 } nl_poll_stats;
 
 /* Runs one poll into set (which must be empty) and fills stats. Returns 0

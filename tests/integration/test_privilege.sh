@@ -38,10 +38,15 @@ authorization {
     # The monitoring user: the minimal set of docs/security.md.
     { user: nats_lens, password: "$MON_PW", permissions: {
         publish: { allow: ["\$JS.API.STREAM.LIST", "\$JS.API.CONSUMER.LIST.*",
-                           "nats.lens.health.>"] }
+                           "\$JS.API.INFO", "nats.lens.health.>"] }
         subscribe: { allow: ["_INBOX_nats_lens.>",
                              "\$JS.EVENT.ADVISORY.CONSUMER.>",
                              "\$JS.EVENT.METRIC.CONSUMER.ACK.>"] }
+    } }
+    # The minimal set before the storage classes: no \$JS.API.INFO.
+    { user: nats_lens_old, password: "$MON_PW", permissions: {
+        publish: { allow: ["\$JS.API.STREAM.LIST", "\$JS.API.CONSUMER.LIST.*"] }
+        subscribe: { allow: ["_INBOX_nats_lens.>"] }
     } }
   ]
 }
@@ -75,6 +80,14 @@ nl_start_collectd "<Instance \"least\">
   User \"nats_lens\"
   Password \"$MON_PW\"
   InboxPrefix \"_INBOX_nats_lens\"
+</Instance>
+<Instance \"older\">
+  URL \"nats://127.0.0.1:$PORT\"
+  User \"nats_lens_old\"
+  Password \"$MON_PW\"
+  InboxPrefix \"_INBOX_nats_lens\"
+  Advisories false
+  Timeout 1
 </Instance>" 1 || exit 1
 
 if line=$(nl_wait_notification 15 "type_instance = MAX_PENDING_THROTTLE" \
@@ -90,7 +103,15 @@ else
   nl_fail works/polls "consumers observed: ${n:-none}"
 fi
 wait "$REC_PID" 2>/dev/null
-violations=$(grep 'Violation' "$NL_TMP/priv.log")
+# The user without $JS.API.INFO: every stream and consumer read, one
+# warning naming the request, no poll error.
+n=$(nl_csv_last older count consumers)
+nl_check older/polls [ "${n%.*}" = 2 ]
+warned=$(grep -c 'Instance "older": cannot read the account.s JetStream usage' \
+  "$(nl_cd_dir)/collectd.log")
+nl_check older/warned-once [ "$warned" = 1 ]
+nl_check older/no-poll-error eval '! grep -q "Instance \"older\": \(poll failed\|.*not fully read\)" "$(nl_cd_dir)/collectd.log"'
+violations=$(grep 'Violation' "$NL_TMP/priv.log" | grep -v nats_lens_old)
 if [ -z "$violations" ]; then
   nl_pass works/no-violation "the plugin needed nothing beyond the set"
 else

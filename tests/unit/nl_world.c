@@ -73,6 +73,9 @@ void world_poll(world *w) {
   set.missing_streams = w->missing;
   set.n_missing_streams = w->n_missing;
   set.stream_list_short = w->list_short;
+  memcpy(set.pools, w->pools, sizeof(set.pools));
+  set.n_pools = w->n_pools;
+  set.pools_read = w->pools_read;
   nl_engine_sink sink = {.transition = on_transition,
                          .declaration = on_declaration};
   w->kept = nl_engine_apply(w->engine, &set, w->t, &sink, w);

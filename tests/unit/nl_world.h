@@ -18,7 +18,11 @@ typedef struct {
   char *missing[MAX_OBJ]; /* Streams STREAM.LIST reported missing. */
   size_t n_missing;
   bool list_short; /* STREAM.LIST was short of its total. */
-  size_t kept;     /* Unlisted consumers the last poll kept. */
+  /* The account's storage pools ($JS.API.INFO), and whether it was read. */
+  nl_storage_pool pools[NL_POOLS_MAX];
+  size_t n_pools;
+  bool pools_read;
+  size_t kept; /* Unlisted consumers the last poll kept. */
   int onsets[NL_CLASS_COUNT];
   int clears[NL_CLASS_COUNT];
   nl_finding last[NL_CLASS_COUNT];

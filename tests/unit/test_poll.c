@@ -19,6 +19,8 @@ typedef struct {
   /* BIG is a work queue of "big.*" holding 7 messages whose consumers
    * take "big.a" only; its subject counts fail with fail_info. */
   bool work_queue, fail_info;
+  /* $JS.API.INFO answers with an error (an account without JetStream). */
+  bool fail_account;
   unsigned requests;
   char subjects[64][128];
 } fake_server;
@@ -120,6 +122,15 @@ static int fake_request(void *ctx, const char *subject, const char *payload,
     buf = append(buf, &len, &cap,
                  "{\"config\":{\"name\":\"BIG\"},\"state\":{\"subjects\":"
                  "{\"big.a\":3,\"big.c\":4}}}");
+  } else if (strcmp(subject, "$JS.API.INFO") == 0) {
+    buf = append(buf, &len, &cap,
+                 f->fail_account
+                     ? "{\"error\":{\"code\":503,\"err_code\":10039,"
+                       "\"description\":\"jetstream not enabled for "
+                       "account\"}}"
+                     : "{\"memory\":0,\"storage\":700,\"reserved_memory\":0,"
+                       "\"reserved_storage\":0,\"limits\":{\"max_memory\":"
+                       "-1,\"max_storage\":1000}}");
   } else {
     buf = append(buf, &len, &cap,
                  "{\"total\":0,\"offset\":0,\"limit\":256,\"consumers\":[]}");
@@ -133,15 +144,21 @@ static char *exclude_globs[] = {"skip_*"};
 
 static void test_poll_pages_through_consumers(void) {
   fake_server f = {.n_consumers = 600};
-  nl_poll_config cfg = {.select = {.exclude = exclude_globs, .n_exclude = 1}};
+  nl_poll_config cfg = {.select = {.exclude = exclude_globs, .n_exclude = 1},
+                        .account_info = true};
   nl_snapshot_set set = {0};
   nl_poll_stats stats;
   CHECK(nl_poll_run(&cfg, fake_request, &f, &set, &stats) == 0);
   CHECK_EQ_U(set.n_streams, 1);
   CHECK_EQ_U(set.n_consumers, 600);
-  /* 1 stream list + ceil(600 / 256) consumer pages. */
-  CHECK_EQ_U(stats.requests, 4);
+  /* 1 stream list + ceil(600 / 256) consumer pages + the account. */
+  CHECK_EQ_U(stats.requests, 5);
   CHECK_EQ_U(stats.errors, 0);
+  CHECK(strcmp(f.subjects[4], "$JS.API.INFO ") == 0);
+  CHECK(set.pools_read);
+  CHECK_EQ_U(set.n_pools, 1);
+  CHECK_EQ_U(set.pools[0].limit, 1000);
+  CHECK_EQ_U(set.pools[0].used, 700);
   CHECK(set.streams[0].consumers_complete);
   CHECK(strstr(f.subjects[3], "{\"offset\":512}") != NULL);
   nl_snapshot_set_clear(&set);
@@ -172,6 +189,30 @@ static void test_poll_reads_subject_counts(void) {
   nl_poll_stats stats;
   CHECK(nl_poll_run(&cfg, fake_request, &f, &set, &stats) == 0);
   CHECK_EQ_U(stats.requests, 2);
+  nl_snapshot_set_clear(&set);
+}
+
+/* An account information the server refuses is kept apart from the poll's
+ * errors (the streams were read and are judged: no pools at that poll);
+ * not asked for, it is not requested. */
+static void test_poll_account_error_is_kept_apart(void) {
+  fake_server f = {.n_consumers = 2, .fail_account = true};
+  nl_poll_config cfg = {.account_info = true};
+  nl_snapshot_set set = {0};
+  nl_poll_stats stats;
+  CHECK(nl_poll_run(&cfg, fake_request, &f, &set, &stats) == 0);
+  CHECK_EQ_U(set.n_streams, 2);
+  CHECK(!set.pools_read);
+  CHECK_EQ_U(set.n_pools, 0);
+  CHECK_EQ_U(stats.errors, 0);
+  CHECK(stats.first_error[0] == '\0');
+  CHECK(strstr(stats.account_error, "$JS.API.INFO: API error 503") != NULL);
+  uint64_t asked = stats.requests;
+  nl_snapshot_set_clear(&set);
+  cfg.account_info = false;
+  CHECK(nl_poll_run(&cfg, fake_request, &f, &set, &stats) == 0);
+  CHECK_EQ_U(stats.requests, asked - 1);
+  CHECK(stats.account_error[0] == '\0');
   nl_snapshot_set_clear(&set);
 }
 
@@ -288,6 +329,7 @@ static void test_poll_stream_globs(void) {
 static const nl_test_case tests[] = {
     NL_TEST(test_poll_pages_through_consumers),
     NL_TEST(test_poll_reads_subject_counts),
+    NL_TEST(test_poll_account_error_is_kept_apart),
     NL_TEST(test_poll_drops_repeated_consumers),
     NL_TEST(test_poll_pages_past_a_lying_total),
     NL_TEST(test_poll_failed_consumer_list_marks_stream_incomplete),

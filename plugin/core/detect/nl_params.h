@@ -42,6 +42,10 @@ typedef struct {
   double push_unbound_s;
   /* RETENTION_RISK: forecast time to eviction below this. */
   double retention_horizon_s;
+  /* STORAGE_LIMIT_RISK: forecast time until the account's storage is
+   * full below this (seconds); STORAGE_LIMIT_REACHED judges streams that
+   * stored a message within it. */
+  double storage_horizon_s;
   /* RATE_LIMITED: the window over which a rate-limited push consumer must
    * be seen delivering at its limit and falling behind (seconds; at least
    * NL_RATE_MIN_POLLS polls too, nl_rate_limited.h). */

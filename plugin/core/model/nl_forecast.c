@@ -30,11 +30,8 @@ static double eta_at(double value, double limit, double growth) {
   return growth > 0 ? (limit - value) / growth : INFINITY;
 }
 
-/* Time left before value reaches limit at the sustained rise of t, or
- * INFINITY when no rise is sustained long enough to extrapolate that far.
- * Sets *growth and *span from the rise. */
-static double trusted_eta(const nl_trend *t, double value, double limit,
-                          double *growth, double *span) {
+double nl_forecast_trusted_eta(const nl_trend *t, double value, double limit,
+                               double *growth, double *span) {
   nl_rise r;
   if (!nl_trend_rise(t, &r))
     return INFINITY;
@@ -56,7 +53,7 @@ static void take_eta(nl_forecast *fc, const nl_trend *t, double value,
   if (value >= limit)
     eta = 0;
   else if (t != NULL && value >= NL_FORECAST_MATTERS * limit)
-    eta = trusted_eta(t, value, limit, &g, &span);
+    eta = nl_forecast_trusted_eta(t, value, limit, &g, &span);
   if (eta < fc->seconds) {
     fc->seconds = eta;
     fc->limit = kind;

@@ -98,4 +98,13 @@ bool nl_forecast_latest(const nl_consumer_state *st, double *seconds,
 double nl_forecast_eta(const nl_forecast *fc, const nl_stream_snap *s,
                        double growth, double age_growth, nl_limit_kind *kind);
 
+/* Time left before value reaches limit at the sustained rise of t (0 at
+ * the limit), or INFINITY when no rise is sustained for
+ * NL_FORECAST_MIN_SPAN_S nor long enough to extrapolate that far
+ * (NL_FORECAST_TRUST). Sets *growth and *span from the rise when it
+ * returns a finite time. STORAGE_LIMIT_RISK forecasts the account's
+ * storage with it. */
+double nl_forecast_trusted_eta(const nl_trend *t, double value, double limit,
+                               double *growth, double *span);
+
 #endif

@@ -265,6 +265,22 @@ typedef struct {
   bool leaderless; /* No server leads it: nobody can judge it now. */
 } nl_consumer_ref;
 
+/* One store of JetStream bytes that publishes draw on and that has a
+ * limit: the account's file or memory storage (all of it, or one tier
+ * "R<n>" of streams with n replicas), read from $JS.API.INFO. A publish
+ * that would take it past its limit is refused (docs/detectors.md,
+ * STORAGE_LIMIT_RISK). */
+typedef struct {
+  bool memory;       /* Memory storage, else file storage. */
+  int replicas;      /* A tier's streams' replicas; 0: every stream. */
+  uint64_t used;     /* Bytes in use, every replica counted. */
+  uint64_t limit;    /* Its limit in bytes (> 0). */
+  uint64_t reserved; /* Bytes the max_bytes of its streams reserve. */
+} nl_storage_pool;
+
+/* Most pools kept of one reply (the account's two, and its tiers'). */
+#define NL_POOLS_MAX 12
+
 /* Everything one poll saw. The set owns its snapshots and their strings. */
 typedef struct {
   nl_stream_snap *streams;
@@ -291,6 +307,11 @@ typedef struct {
   nl_consumer_ref *elsewhere;
   size_t n_elsewhere;
   size_t cap_elsewhere;
+  /* The account's storage with a limit, from $JS.API.INFO (none when
+   * it has no limit); pools_read: the reply was read in this poll. */
+  nl_storage_pool pools[NL_POOLS_MAX];
+  size_t n_pools;
+  bool pools_read;
 } nl_snapshot_set;
 
 /* Appends a zeroed stream or consumer snapshot and returns it, or NULL when
