@@ -56,7 +56,8 @@ if [ -z "$state" ]; then
   esac
 fi
 # The finding: plugin instance, the message's "<stream>/<consumer>" (or
-# "stream <stream>"), and the class.
+# "stream <stream>", which a stream's finding about one consumer follows
+# with " (consumer <consumer>)"), and the class.
 where=$(printf '%s\n' "$message" | awk '{ print ($2 == "stream" ? "stream " $3 : $2) }')
 key="$(field PluginInstance)/${where%:}/$(field TypeInstance)"
 

@@ -338,7 +338,9 @@ nl_held_throttle() {
   NL_PIDS+=($!)
 }
 
-# nl_apply_fix PORT COMMAND: applies a fix command the plugin printed
+# nl_apply_fix PORT|URL COMMAND: applies a fix command the plugin printed,
+# on the server at 127.0.0.1:PORT or at URL (with the credentials of the
+# finding's account)
 # (`nats consumer edit S C ...`, `nats consumer add S C --pull ...
 # --defaults` or `nats stream edit S ...`, the flags the plugin prints:
 # --wait, --max-pending, --max-deliver, --backoff, --replicas and
@@ -369,14 +371,16 @@ nl_apply_fix() {
   python3 - "$NL_INJECT" "$port" "${w[@]}" <<'PY'
 import json, subprocess, sys
 inject, port, words = sys.argv[1], sys.argv[2], sys.argv[3:]
+# A port, or the URL of the finding's account (user:password@ in it).
+server = port if "://" in port else "nats://127.0.0.1:" + port
 def unq(w):
     """A word as the shell reads it when single-quoted."""
     return w[1:-1].replace("'\\''", "'") if w[:1] == "'" else w
 def secs(v):
     return float(v[:-1]) if v.endswith("s") else float(v)
 def run(*args):
-    p = subprocess.run([inject, "--server", "nats://127.0.0.1:" + port] +
-                       list(args), capture_output=True, text=True)
+    p = subprocess.run([inject, "--server", server] + list(args),
+                       capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit("fix not applied: %s" % (p.stderr or p.stdout).strip())
     return p.stdout

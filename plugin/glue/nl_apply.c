@@ -203,6 +203,19 @@ static void send_event(const read_ctx *rc, nl_event ev) {
   publish_result(rc->inst, sent, err);
 }
 
+/* Writes where finding f is into out, for a notification's headline:
+ * "S/C" for a consumer's finding, "stream S" for a stream's, "stream S
+ * (consumer C)" for a stream's that names a consumer (f->about). */
+static void where_of(const char *stream, const char *consumer,
+                     const nl_finding *f, char *out, size_t len) {
+  if (consumer[0] != '\0')
+    snprintf(out, len, "%s/%s", stream, consumer);
+  else if (f->about[0] != '\0')
+    snprintf(out, len, "stream %s (consumer %s)", stream, f->about);
+  else
+    snprintf(out, len, "stream %s", stream);
+}
+
 /* Scope "server": sends the notice that a finding's consumer (or stream)
  * is now led by another server, whose agent judges it from now on: a
  * health event and a WARNING notification with state "handed_over", never
@@ -216,12 +229,13 @@ static void send_handover(const read_ctx *rc, const char *stream,
                             .handed_over = true,
                             .reason = NL_REASON_LED_ELSEWHERE});
   char pi[DATA_MAX_NAME_LEN], msg[NOTIF_MAX_MSG_LEN];
+  char where[NOTIF_MAX_MSG_LEN];
   nl_stream_plugin_instance(rc->inst, stream, pi, sizeof(pi));
+  where_of(stream, consumer, f, where, sizeof(where));
   snprintf(msg, sizeof(msg),
-           "%s %s%s%s%s%s handed over: another server leads it now and its "
+           "%s %s%s handed over: another server leads it now and its "
            "agent judges it (not a fix)",
-           nl_class_name(f->cls), consumer[0] ? "" : "stream ", stream,
-           consumer[0] ? "/" : "", consumer, in_account);
+           nl_class_name(f->cls), where, in_account);
   nl_printable(msg, false, msg, sizeof(msg));
   notification_t n = {0};
   plugin_notification_meta_add_string(&n, "instance", rc->inst->name);
@@ -253,6 +267,8 @@ static void send_transition(const read_ctx *rc, const char *stream,
     send_handover(rc, stream, consumer, f, in_account);
     return;
   }
+  char where[NOTIF_MAX_MSG_LEN];
+  where_of(stream, consumer, f, where, sizeof(where));
   if (takeover) /* Before the fix: kept whatever the evidence takes. */
     snprintf(in_account + strlen(in_account),
              sizeof(in_account) - strlen(in_account), " (takeover)");
@@ -261,18 +277,15 @@ static void send_transition(const read_ctx *rc, const char *stream,
      * many whole evidence items as collectd's 256-byte message limit
      * leaves room for (", ..." when some are left out; all of them are in
      * the meta fields). */
-    int n = snprintf(msg, sizeof(msg), "%s %s%s%s%s%s: fix: %s; ",
-                     nl_class_name(f->cls), consumer[0] ? "" : "stream ",
-                     stream, consumer[0] ? "/" : "", consumer, in_account,
+    int n = snprintf(msg, sizeof(msg), "%s %s%s: fix: %s; ",
+                     nl_class_name(f->cls), where, in_account,
                      f->fix_command[0] ? f->fix_command
                                        : "no command, see the recommendation");
     if (n > 0 && (size_t)n < sizeof(msg))
       nl_finding_format_evidence(f, msg + n, sizeof(msg) - (size_t)n);
   } else
-    snprintf(msg, sizeof(msg), "%s %s%s%s%s%s cleared%s%s",
-             nl_class_name(f->cls), consumer[0] ? "" : "stream ", stream,
-             consumer[0] ? "/" : "", consumer, in_account, reason ? ": " : "",
-             reason ? reason : "");
+    snprintf(msg, sizeof(msg), "%s %s%s cleared%s%s", nl_class_name(f->cls),
+             where, in_account, reason ? ": " : "", reason ? reason : "");
   /* Names come from the server: no control character reaches the log. */
   nl_printable(msg, false, msg, sizeof(msg));
   notification_t n = {0};

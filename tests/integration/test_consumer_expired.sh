@@ -11,7 +11,8 @@
 #             the consumer is still there when the worker comes back and
 #             was not warned about again
 #   EXI/gone  durable, 8 s, on an interest stream: warned, removed by the
-#             server, CONSUMER_EXPIRED with the messages the stream dropped
+#             server, CONSUMER_EXPIRED (its headline naming the consumer)
+#             with the messages the stream dropped
 #             with it (the stream holds none after); the printed `nats
 #             consumer add` is applied and read back, and it clears
 # Silent twins, each observed: EXR/req* (request-reply ephemerals with a
@@ -143,7 +144,7 @@ expect gone/warned 20 "no CONSUMER_EXPIRING for EXI/gone" \
   "severity = WARNING" "EXI/gone:"
 expect gone/expired 20 "no CONSUMER_EXPIRED for EXI" \
   "plugin_instance = ce-EXI" "type_instance = CONSUMER_EXPIRED" \
-  "severity = FAILURE" "fix: nats consumer add EXI gone --pull"
+  "severity = FAILURE" "CONSUMER_EXPIRED stream EXI (consumer gone): fix: nats consumer add EXI gone --pull"
 msgs=$(nl_inject "$PORT" request '$JS.API.STREAM.INFO.EXI' '' |
   python3 -c 'import json,sys; print(json.load(sys.stdin)["state"]["messages"])')
 unread=$(sed -n 's/.*unread=\([0-9]*\).*/\1/p' <<<"$line")

@@ -13,7 +13,9 @@
 # (AccountAdvisories). Each finding is raised under its own account (plugin instance
 # <instance>-<account>-<stream>, "(account X)" in the message, "account" in
 # the health event on <prefix>.account.<account>.violations...) and under
-# no other; the fix of the NAK_STORM clears it under A alone; the poll
+# no other; the fix of the NAK_STORM clears it under A alone; the fix
+# printed for B's MAX_PENDING_THROTTLE, applied with B's credentials, is
+# read back and clears it; the poll
 # count and the API request count grow together (one request per poll). A
 # second Instance whose user may not publish the JSZ request logs an error
 # that names the subject, and its collectd keeps running.
@@ -270,6 +272,27 @@ PY
 else
   nl_fail check/system-account "$(head -c 300 "$NL_TMP/check.json") $(cat "$NL_TMP/check.err")"
 fi
+
+# After the audit (which compares B with A): the fix B's
+# MAX_PENDING_THROTTLE prints, applied with account B's
+# credentials, is read back and clears it under B.
+line=$(nl_notifications "plugin_instance = sys-B-MP," |
+  grep -F "type_instance = MAX_PENDING_THROTTLE," | grep -v OKAY | head -n 1)
+fix=$(sed -n 's/.* fix: \([^;]*\);.*/\1/p' <<<"$line")
+mp_okays() {
+  nl_notifications "plugin_instance = sys-B-MP," |
+    grep -F "type_instance = MAX_PENDING_THROTTLE," | grep -c "severity = OKAY"
+}
+okays=$(mp_okays)
+nl_check fix/B/held [ "$okays" = 0 ]
+if [ -n "$fix" ] && readback=$(nl_apply_fix "$(url b)" "$fix" 2>&1); then
+  nl_pass fix/B/applied "'$fix' read back: ${readback//$'\n'/ }"
+  cleared() { [ "$(mp_okays)" -gt "$okays" ]; }
+  nl_check fix/B/cleared nl_retry 30 cleared
+else
+  nl_fail fix/B/applied "'${fix:-no fix printed}': ${readback:-}"
+fi
+
 
 # AccountAdvisories "A": account A's advisories come on a connection of
 # its own (its NAK_STORM sends MSG_NAKED advisories), counted under

@@ -249,14 +249,15 @@ static void describe_gone(const nl_expiry_watch *w, const char *stream,
                           bool from_advisory, int64_t rec, nl_finding *f) {
   nl_finding_start(f, NL_CONSUMER_EXPIRED);
   double t = nl_seconds(w->threshold_ns);
+  /* What was lost first: the headline keeps as many items as fit. */
+  nl_finding_add(f, "unread", (double)w->num_pending);
+  if (w->retention == NL_RETENTION_INTEREST)
+    nl_finding_add(f, "removed_with_it", (double)removed);
+  nl_finding_add(f, "unacked", (double)w->num_ack_pending);
   nl_finding_add(f, "inactive_threshold_s", t);
   nl_finding_add(f, "idle_s", floor(idle_s));
-  nl_finding_add(f, "unread", (double)w->num_pending);
-  nl_finding_add(f, "unacked", (double)w->num_ack_pending);
-  if (w->retention == NL_RETENTION_INTEREST) {
-    nl_finding_add(f, "removed_with_it", (double)removed);
+  if (w->retention == NL_RETENTION_INTEREST)
     nl_finding_add(f, "only_consumer", w->stream_consumers <= 1 ? 1 : 0);
-  }
   nl_finding_add(f, "ack_floor_stream_seq", (double)w->ack_floor_stream_seq);
   nl_finding_add(f, "durable", w->durable ? 1 : 0);
   nl_finding_add(f, "from_advisory", from_advisory ? 1 : 0);
@@ -272,6 +273,7 @@ static void describe_gone(const nl_expiry_watch *w, const char *stream,
             "or skipping them (loss)";
   char safe[128];
   nl_printable(name, false, safe, sizeof(safe));
+  snprintf(f->about, sizeof(f->about), "%s", name);
   snprintf(f->description, sizeof(f->description),
            "consumer %s (%s) was removed by the server after %.0f s without "
            "client activity (inactive_threshold %.0f s) with %" PRIu64

@@ -69,6 +69,9 @@ typedef enum {
  * longest names (255 bytes), each quoted as one shell word. */
 #define NL_FIX_MAX 2304
 
+/* Room for the consumer name a stream-level finding is about. */
+#define NL_ABOUT_MAX 256
+
 /* One named number that proves a finding. The name is a static string. */
 typedef struct {
   const char *name;
@@ -84,6 +87,10 @@ typedef struct {
   char description[NL_TEXT_MAX];
   char fix_command[NL_FIX_MAX];
   char recommendation[NL_TEXT_MAX]; /* The recommended value, and how. */
+  /* The consumer a stream-level finding is about, for its headline
+   * (CONSUMER_EXPIRED: the consumer the server removed), cut to fit; ""
+   * when none. */
+  char about[NL_ABOUT_MAX];
   /* Kept by the engine while the finding is held (nl_engine.c): the
    * configuration (nl_config_key) at the latest poll its condition held,
    * 0 when not known; and, while its condition is missing, the poll time
