@@ -253,6 +253,48 @@ static void test_went_back_recreated_silent(void) {
   world_free(&k.w);
 }
 
+/* A replicated stream (3 replicas) that shows itself empty under its
+ * consumer, as a server answering while it recovers from a quorum loss
+ * may: believed only after a minute of it. Polls a second apart: at 59 s
+ * after the first such poll both classes are silent, at 60 s both are
+ * raised. The same showing for 30 s and then the stream back where it
+ * was: silent throughout, and after. */
+static void test_past_replicated_waits(void) {
+  scene k;
+  scene_start(&k);
+  k.s->cluster = (char *)"C";
+  k.s->replicas = 3;
+  k.s->created_ns = 1500000000LL * SEC;
+  world_poll(&k.w);
+  stream_at(&k, 0, 0);
+  for (int i = 0; i < 60; i++) /* The first such poll, then 59 s. */
+    world_poll(&k.w);
+  CHECK(!raised(&k));
+  CHECK(!went_back(&k));
+  world_poll(&k.w); /* 60 s. */
+  CHECK(raised(&k));
+  CHECK(went_back(&k));
+  CHECK_EQ_U(nl_finding_get(&k.w.last[NL_STREAM_WENT_BACK], "last_seq_before",
+                            -1),
+             100);
+  world_free(&k.w);
+
+  scene_start(&k);
+  k.s->cluster = (char *)"C";
+  k.s->replicas = 3;
+  k.s->created_ns = 1500000000LL * SEC;
+  world_poll(&k.w);
+  stream_at(&k, 0, 0);
+  for (int i = 0; i < 30; i++)
+    world_poll(&k.w);
+  stream_at(&k, 1, 100);
+  for (int i = 0; i < 90; i++)
+    world_poll(&k.w);
+  CHECK_EQ_U(k.w.onsets[NL_CONSUMER_PAST_STREAM], 0);
+  CHECK_EQ_U(k.w.onsets[NL_STREAM_WENT_BACK], 0);
+  world_free(&k.w);
+}
+
 static const nl_test_case tests[] = {
     NL_TEST(test_went_back_boundary),
     NL_TEST(test_went_back_recreated_silent),
@@ -263,7 +305,7 @@ static const nl_test_case tests[] = {
     NL_TEST(test_past_clears),
     NL_TEST(test_past_no_fix_for_push),
     NL_TEST(test_past_no_leader_silent),
-    NL_TEST(test_past_no_leader_silent),
+    NL_TEST(test_past_replicated_waits),
 };
 
 NL_TEST_MAIN(tests)

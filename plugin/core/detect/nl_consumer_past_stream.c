@@ -26,6 +26,22 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+/* How long a replicated stream must keep showing the same going back
+ * before it is believed. After a quorum loss, a server that answers as
+ * the leader can report the stream empty for a few polls while it
+ * recovers (seen on 2.11.10 in test_cluster, on a busy machine: last_seq
+ * 0 under consumers at 100 on consecutive polls); its replicas catch up
+ * within seconds. A stream of one replica has no copy to catch up from:
+ * what it shows on two polls in a row is what it holds. */
+#define NL_PAST_REPLICATED_WAIT_NS (60LL * 1000000000LL)
+
+/* The time a going back of stream s must last before it is reported:
+ * two polls for a stream of one replica, NL_PAST_REPLICATED_WAIT_NS for
+ * a replicated one. */
+static int64_t believed_after_ns(const nl_stream_snap *s) {
+  return s->replicas > 1 ? NL_PAST_REPLICATED_WAIT_NS : 0;
+}
+
 /* What the class keeps of a consumer: its delivered position at the poll
  * before, and while it is past its stream, the lowest last sequence the
  * stream showed. */
@@ -93,14 +109,14 @@ static bool detect(const nl_consumer_ctx *x, void **state, nl_finding *f) {
     k->polls_past = 0;
     return false;
   }
-  /* Two polls in a row, so one reply that shows a stream behind its
-   * state (a server answering while it recovers) is not taken for it. */
-  if (++k->polls_past < 2)
-    return false;
   if (k->since_ns == 0 || s->last_seq < k->low_last)
     k->low_last = s->last_seq;
   if (k->since_ns == 0)
     k->since_ns = x->now_ns;
+  /* Two polls in a row, and for a replicated stream a minute, so that a
+   * server answering while it recovers is not taken for a loss. */
+  if (++k->polls_past < 2 || x->now_ns - k->since_ns < believed_after_ns(s))
+    return false;
   describe(x, k, f);
   return true;
 }
@@ -122,7 +138,7 @@ typedef struct {
   uint64_t prev_last, prev_msgs;
   uint64_t fell_from, fell_to, msgs_before, msgs_after; /* The fall. */
   int64_t found_ns;                                     /* 0: no fall held. */
-  bool fall_seen; /* A fall seen at the latest poll, to confirm. */
+  int64_t fall_ns; /* A fall seen at this poll, to confirm (0: none). */
 } went_back_state;
 
 static bool detect_stream(const nl_stream_ctx *x, void **state, nl_finding *f) {
@@ -140,25 +156,36 @@ static bool detect_stream(const nl_stream_ctx *x, void **state, nl_finding *f) {
   }
   bool same = k->has_prev && s->created_ns != 0 &&
               nl_created_same(k->created_ns, s->created_ns);
-  if (same && k->fall_seen) {
-    /* Confirmed when the next poll still shows it below where it was,
-     * so one reply of a server that recovers is not taken for a fall. */
-    if (s->last_seq < k->fell_from)
+  if (same && k->fall_ns != 0) {
+    /* Confirmed when a later poll, at least the wait after the fall
+     * (the next poll for a stream of one replica), still shows it below
+     * where it was, so a server that recovers is not taken for a fall;
+     * dropped as soon as the stream is back where it was. */
+    if (s->last_seq >= k->fell_from) {
+      k->fall_ns = 0;
+    } else if (x->now_ns - k->fall_ns >= believed_after_ns(s)) {
       k->found_ns = x->now_ns;
-    k->fall_seen = false;
+      k->fall_ns = 0;
+    }
   } else if (same && s->last_seq < k->prev_last) {
     k->fell_from = k->prev_last;
     k->fell_to = s->last_seq;
     k->msgs_before = k->prev_msgs;
     k->msgs_after = s->msgs;
-    k->fall_seen = true;
+    k->fall_ns = x->now_ns;
   }
-  if (!same)
+  if (!same) {
     k->found_ns = 0; /* Created again: a new stream. */
+    k->fall_ns = 0;
+  }
   k->has_prev = true;
   k->created_ns = s->created_ns;
-  k->prev_last = s->last_seq;
-  k->prev_msgs = s->msgs;
+  /* While a fall waits for its confirmation, the stream's place before it
+   * stays the one to compare with. */
+  if (k->fall_ns == 0) {
+    k->prev_last = s->last_seq;
+    k->prev_msgs = s->msgs;
+  }
   if (k->found_ns == 0 || x->now_ns - k->found_ns >= NL_WENT_BACK_HOLD_NS)
     return false;
   uint64_t lost =
