@@ -253,6 +253,18 @@ static void test_went_back_recreated_silent(void) {
   world_free(&k.w);
 }
 
+/* The scene with S replicated (3 replicas in cluster C), polled once
+ * more, then showing itself empty (as from a poll before the first that
+ * shows it so). */
+static void replicated_start(scene *k) {
+  scene_start(k);
+  k->s->cluster = (char *)"C";
+  k->s->replicas = 3;
+  k->s->created_ns = 1500000000LL * SEC;
+  world_poll(&k->w);
+  stream_at(k, 0, 0);
+}
+
 /* A replicated stream (3 replicas) that shows itself empty under its
  * consumer, as a server answering while it recovers from a quorum loss
  * may: believed only after a minute of it. Polls a second apart: at 59 s
@@ -261,12 +273,7 @@ static void test_went_back_recreated_silent(void) {
  * was: silent throughout, and after. */
 static void test_past_replicated_waits(void) {
   scene k;
-  scene_start(&k);
-  k.s->cluster = (char *)"C";
-  k.s->replicas = 3;
-  k.s->created_ns = 1500000000LL * SEC;
-  world_poll(&k.w);
-  stream_at(&k, 0, 0);
+  replicated_start(&k);
   for (int i = 0; i < 60; i++) /* The first such poll, then 59 s. */
     world_poll(&k.w);
   CHECK(!raised(&k));
@@ -279,12 +286,7 @@ static void test_past_replicated_waits(void) {
              100);
   world_free(&k.w);
 
-  scene_start(&k);
-  k.s->cluster = (char *)"C";
-  k.s->replicas = 3;
-  k.s->created_ns = 1500000000LL * SEC;
-  world_poll(&k.w);
-  stream_at(&k, 0, 0);
+  replicated_start(&k);
   for (int i = 0; i < 30; i++)
     world_poll(&k.w);
   stream_at(&k, 1, 100);
