@@ -42,7 +42,9 @@
   X(MESSAGES_DISCARDED, messages_discarded, WARNING, CONSUMER)                 \
   X(CONSUMER_PAST_STREAM, consumer_past_stream, CRITICAL, CONSUMER)            \
   X(STREAM_WENT_BACK, stream_went_back, CRITICAL, STREAM)                      \
-  X(DELIVERY_STALLED, delivery_stalled, WARNING, CONSUMER)
+  X(DELIVERY_STALLED, delivery_stalled, WARNING, CONSUMER)                     \
+  X(STREAM_REPLICAS_AT_RISK, stream_replicas_at_risk, WARNING, STREAM)         \
+  X(CONSUMER_REPLICAS_AT_RISK, consumer_replicas_at_risk, WARNING, CONSUMER)
 
 typedef enum {
 #define NL_CLASS_ID(id, suffix, severity, scope) NL_##id,
