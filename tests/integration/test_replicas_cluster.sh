@@ -109,6 +109,7 @@ if line=$(nl_wait_notification 40 "severity = WARNING" \
   lag=$(sed -n 's/.*max_lag=\([0-9]*\).*/\1/p' <<<"$line")
   nl_check RK/counts grep -q "replicas=3, current_copies=2, quorum=2, failures_to_stop=1, replicas_behind=1" <<<"$line"
   nl_check RK/lag [ "${lag:-0}" -ge 200 ]
+  echo "  counted RK: ${lag:-0} of 200"
 else
   nl_fail RK/detected "no STREAM_REPLICAS_AT_RISK warning for RK"
 fi
@@ -126,7 +127,7 @@ for who in STREAM_REPLICAS_AT_RISK:RK CONSUMER_REPLICAS_AT_RISK:RK/c; do
   if line=$(nl_wait_notification 40 "severity = OKAY" \
     "type_instance = ${who%%:*}," "${who#*:} cleared"); then
     nl_pass "${who#*:}/cleared"
-    nl_latency "${who#*:}/cleared" "$up_at" "$line"
+    nl_latency "${who#*:}.cleared" "$up_at" "$line"
   else
     nl_fail "${who#*:}/cleared" "no OKAY after the server came back"
   fi

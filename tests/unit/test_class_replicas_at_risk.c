@@ -310,6 +310,37 @@ static void test_replicas_consumer(void) {
   world_free(&k.w);
 }
 
+/* A replica its leader still calls current but whose server is known to
+ * be offline (2.9.10 and later may report both): behind, reported once
+ * the leader has not heard from it for the grace. */
+static void test_replicas_offline_current(void) {
+  scene k;
+  scene_start(&k, 3);
+  k.s->group.peers[0].offline = true;
+  k.s->group.peers[0].active_ns = 40 * SEC;
+  world_poll(&k.w);
+  CHECK(stream_risk(&k));
+  CHECK_EQ_U(ev(&k, NL_STREAM_REPLICAS_AT_RISK, "replicas_offline"), 1);
+  world_free(&k.w);
+}
+
+/* The configured count rules when the reply lists fewer peers: a
+ * consumer inheriting the stream's 3 whose group lists only n2, behind,
+ * has 3 replicas, 1 current copy: critical. */
+static void test_replicas_configured_count(void) {
+  scene k;
+  scene_start(&k, 3);
+  k.c->group.n = 1;
+  behind(&k.c->group, 0, true, 40, 0);
+  world_poll(&k.w);
+  CHECK(consumer_risk(&k));
+  CHECK_EQ_U(ev(&k, NL_CONSUMER_REPLICAS_AT_RISK, "replicas"), 3);
+  CHECK_EQ_U(ev(&k, NL_CONSUMER_REPLICAS_AT_RISK, "current_copies"), 1);
+  CHECK(k.w.last[NL_CONSUMER_REPLICAS_AT_RISK].severity ==
+        NL_SEVERITY_CRITICAL);
+  world_free(&k.w);
+}
+
 static const nl_test_case tests[] = {
     NL_TEST(test_replicas_grace_own_polls),
     NL_TEST(test_replicas_grace_server_active),
@@ -320,6 +351,8 @@ static const nl_test_case tests[] = {
     NL_TEST(test_replicas_recreated_resets),
     NL_TEST(test_replicas_silent_shapes),
     NL_TEST(test_replicas_consumer),
+    NL_TEST(test_replicas_offline_current),
+    NL_TEST(test_replicas_configured_count),
 };
 
 NL_TEST_MAIN(tests)

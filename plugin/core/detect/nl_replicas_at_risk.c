@@ -33,8 +33,9 @@ typedef struct {
   int64_t behind_since_ns;
 } peer_track;
 
+/* A stream's or consumer's; the engine drops it when the stream or
+ * consumer is created again. */
 typedef struct {
-  int64_t created_ns;         /* The incarnation it is of. */
   int64_t no_leader_since_ns; /* 0: it had a leader at the latest poll. */
   peer_track peers[NL_REPLICAS_MAX];
   size_t n;
@@ -82,7 +83,7 @@ static void name_replica(risk_view *v, const nl_replica *r, double behind_s) {
 static void judge(risk_state *k, const nl_replica_set *g, int configured,
                   double grace_s, int64_t now_ns, risk_view *v) {
   memset(v, 0, sizeof(*v));
-  risk_state next = {.created_ns = k->created_ns};
+  risk_state next = {0};
   unsigned current_peers = 0;
   /* A leaderless reply comes from any member, and what it says of its
    * peers is that member's old view (seen on 2.9.10 after a quorum was
@@ -153,7 +154,8 @@ static void describe(nl_class cls, const char *stream, const char *consumer,
   nl_shell_names_of(stream, consumer, &names);
   const nl_shell_names *q = &names;
   nl_finding_start(f, cls);
-  bool quorum = v->current >= v->quorum && !v->no_leader;
+  /* Without a leader no replica counts as current: no quorum. */
+  bool quorum = v->current >= v->quorum;
   f->severity = quorum ? NL_SEVERITY_WARNING : NL_SEVERITY_CRITICAL;
   unsigned more = quorum ? v->current - v->quorum + 1 : 0;
   nl_finding_add(f, "replicas", v->size);
@@ -202,12 +204,11 @@ static void describe(nl_class cls, const char *stream, const char *consumer,
            q->stream, q->stream);
 }
 
-/* Judges group g of a stream or consumer created at created_ns, with
- * configured replicas, for class d (its state in *state): fills v and
- * returns whether it is at risk. A group outside a cluster drops the
- * state; one created again starts anew. */
+/* Judges group g of a stream or consumer with configured replicas, for
+ * class d (its state in *state): fills v and returns whether it is at
+ * risk. A group outside a cluster drops the state. */
 static bool at_risk(const nl_class_def *d, void **state,
-                    const nl_replica_set *g, int64_t created_ns, int configured,
+                    const nl_replica_set *g, int configured,
                     const nl_detect_params *p, int64_t now_ns, risk_view *v) {
   if (!g->clustered) {
     nl_class_state_drop(d, state);
@@ -216,8 +217,6 @@ static bool at_risk(const nl_class_def *d, void **state,
   risk_state *k = nl_class_state(d, state);
   if (k == NULL)
     return false;
-  if (!nl_created_same(k->created_ns, created_ns))
-    *k = (risk_state){.created_ns = created_ns};
   judge(k, g, configured, p->replica_grace_s, now_ns, v);
   return v->behind > 0 || v->no_leader;
 }
@@ -225,8 +224,8 @@ static bool at_risk(const nl_class_def *d, void **state,
 static bool detect_stream(const nl_stream_ctx *x, void **state, nl_finding *f) {
   const nl_stream_snap *s = x->s;
   risk_view v;
-  if (!at_risk(&nl_class_stream_replicas_at_risk, state, &s->group,
-               s->created_ns, s->replicas, x->p, x->now_ns, &v))
+  if (!at_risk(&nl_class_stream_replicas_at_risk, state, &s->group, s->replicas,
+               x->p, x->now_ns, &v))
     return false;
   describe(NL_STREAM_REPLICAS_AT_RISK, s->name, NULL, &v, f);
   return true;
@@ -239,7 +238,7 @@ static bool detect_consumer(const nl_consumer_ctx *x, void **state,
   int configured = c->num_replicas > 0 ? c->num_replicas : x->s->replicas;
   risk_view v;
   if (!at_risk(&nl_class_consumer_replicas_at_risk, state, &c->group,
-               c->created_ns, configured, x->p, x->now_ns, &v))
+               configured, x->p, x->now_ns, &v))
     return false;
   describe(NL_CONSUMER_REPLICAS_AT_RISK, c->stream, c->name, &v, f);
   return true;
