@@ -41,6 +41,8 @@ KINDS = [
      "default; silent on a single server, which reports no cluster)"),
     ("RK/c", "a consumer replica offline", "CONSUMER_REPLICAS_AT_RISK",
      "the same server, for the stream's R3 consumer"),
+    ("R2", "a stream without a quorum (critical)", "STREAM_REPLICAS_AT_RISK",
+     "R2; its follower's server killed: 1 current copy of a quorum of 2"),
 ]
 TOPO = {"test_ledger": "single", "test_ledger_cluster": "cluster (R3)",
         "test_past_stream": "single", "test_past_stream_cluster":

@@ -14,6 +14,9 @@
 #             2, 1 replica behind, 1 more failure stops them; the stream's
 #             lag 200 or more); started again: both cleared once it caught
 #             up.
+#   R2        an R2 stream whose follower's server is killed: found
+#             critical (1 current copy of a quorum of 2: no publish can be
+#             committed), cleared when the server is back.
 # Ports: NL_PORT_REPLICAS_CLUSTER (default 15485..15493).
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -132,5 +135,35 @@ for who in STREAM_REPLICAS_AT_RISK:RK CONSUMER_REPLICAS_AT_RISK:RK/c; do
     nl_fail "${who#*:}/cleared" "no OKAY after the server came back"
   fi
 done
+# No quorum: an R2 stream whose follower's server is killed keeps one
+# current copy of a quorum of two: critical.
+inj stream-create R2 --subjects 'r2.>' --replicas 2 >/dev/null &&
+  inj publish r2.x --count 10 >/dev/null ||
+  nl_fail R2/setup "the R2 stream was not created"
+peers=$(cluster_of STREAM.INFO.R2 \
+  '" ".join([c["leader"][1:]] + [r["name"][1:] for r in c["replicas"]])')
+follower=${peers#* }
+if [ "${#follower}" != 1 ]; then
+  nl_fail R2/setup "no leader and follower for R2: '$peers'"
+else
+  live=$((6 - ${peers% *} - follower))
+  nl_cluster_node_kill "$follower"
+  down_at=$(date +%s)
+  if line=$(nl_wait_notification 40 "severity = FAILURE" \
+    "type_instance = STREAM_REPLICAS_AT_RISK," "stream R2:" \
+    "replicas=2, current_copies=1, quorum=2, failures_to_stop=0,"); then
+    nl_pass R2/critical "${line#*message = }"
+    nl_latency R2 "$down_at" "$line"
+  else
+    nl_fail R2/critical "no critical STREAM_REPLICAS_AT_RISK for R2"
+  fi
+  nl_cluster_node_start "$follower" || exit 1
+  if nl_wait_notification 40 "severity = OKAY" \
+    "type_instance = STREAM_REPLICAS_AT_RISK," "stream R2 cleared" >/dev/null; then
+    nl_pass R2/cleared
+  else
+    nl_fail R2/cleared "no OKAY after the server came back"
+  fi
+fi
 nl_check collectd/alive kill -0 "$NL_COLLECTD_PID"
 nl_end
