@@ -26,7 +26,8 @@ failed=0
 for srv in $servers; do
   rel=$(NATS_SERVER=$srv bash -c '. tests/nats_server.sh; nl_server_release')
   for t in test_ledger test_ledger_cluster test_past_stream \
-    test_past_stream_cluster test_delivery_stalled test_delivery_stalled_cluster; do
+    test_past_stream_cluster test_delivery_stalled test_delivery_stalled_cluster \
+    test_replicas_cluster; do
     echo "== $rel $t" | tee -a "$raw"
     NATS_SERVER=$srv bash "tests/integration/$t.sh" >"$OUT/.ledger.out" 2>&1 ||
       failed=$((failed + 1))

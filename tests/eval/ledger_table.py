@@ -34,11 +34,21 @@ KINDS = [
      "10 msg/s; its worker reads, then is gone (latency: from the worker's "
      "end; the limit is the floor, StallMinSeconds 6 s single, 8 s "
      "cluster, 120 s by default)"),
+    ("RK", "a stream replica offline (margin lost, nothing yet)",
+     "STREAM_REPLICAS_AT_RISK", "R3; a server that leads neither the stream "
+     "nor its consumer killed, 200 messages published (latency: from the "
+     "kill; the grace, ReplicaGraceSeconds 10 s in the test, 30 s by "
+     "default; silent on a single server, which reports no cluster)"),
+    ("RK/c", "a consumer replica offline", "CONSUMER_REPLICAS_AT_RISK",
+     "the same server, for the stream's R3 consumer"),
+    ("R2", "a stream without a quorum (critical)", "STREAM_REPLICAS_AT_RISK",
+     "R2; its follower's server killed: 1 current copy of a quorum of 2"),
 ]
 TOPO = {"test_ledger": "single", "test_ledger_cluster": "cluster (R3)",
         "test_past_stream": "single", "test_past_stream_cluster":
         "cluster (R3)", "test_delivery_stalled": "single",
-        "test_delivery_stalled_cluster": "cluster (R3)"}
+        "test_delivery_stalled_cluster": "cluster (R3)",
+        "test_replicas_cluster": "cluster (R3)"}
 
 
 def release_key(release):
@@ -86,7 +96,8 @@ def main():
                 "; ".join(counted) or "-"))
     text = "\n".join([
         "<!-- ledger -->",
-        "## The delivery ledger, state past the stream, delivery that stops",
+        "## The delivery ledger, state past the stream, delivery that stops, "
+        "replicas at risk",
         "",
         "Every kind of message a consumer will never process, and each "
         "stop of delivery, injected in a known number on real nats-servers polled by real collectd "
@@ -94,11 +105,14 @@ def main():
         "(`tests/integration/test_ledger.sh`) and a three-node cluster with "
         "R3 streams and consumers at 2 s polls "
         "(`tests/integration/test_ledger_cluster.sh`; likewise "
-        "`test_past_stream` and `test_delivery_stalled`). Latency: from the end "
+        "`test_past_stream` and `test_delivery_stalled`; "
+        "`test_replicas_cluster`, cluster only). Latency: from the end "
         "of the injection to the notification (the log's whole seconds). "
         "Counted: the plugin's value (`nats_lens_lost`, "
-        "`nats_lens_discarded`, `nats_lens_skipped`, `nats_lens_stranded`) "
-        "against the messages the test made unprocessable. Counts are lower "
+        "`nats_lens_discarded`, `nats_lens_skipped`, `nats_lens_stranded`; "
+        "for a replica, the finding's `max_lag`) "
+        "against the messages the test made unprocessable (for a replica, "
+        "published while it was down). Counts are lower "
         "bounds: removals from the middle of the range lose a margin of two "
         "messages and a quarter of the interval's publishes per poll "
         "(docs/detectors.md). The research monitor has no ledger: its "

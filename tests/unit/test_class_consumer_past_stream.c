@@ -281,9 +281,9 @@ static void test_past_replicated_waits(void) {
   world_poll(&k.w); /* 60 s. */
   CHECK(raised(&k));
   CHECK(went_back(&k));
-  CHECK_EQ_U(nl_finding_get(&k.w.last[NL_STREAM_WENT_BACK], "last_seq_before",
-                            -1),
-             100);
+  CHECK_EQ_U(
+      nl_finding_get(&k.w.last[NL_STREAM_WENT_BACK], "last_seq_before", -1),
+      100);
   world_free(&k.w);
 
   replicated_start(&k);

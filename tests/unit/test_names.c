@@ -46,7 +46,7 @@ static void test_name_account_part(void) {
     const char *in, *out;
     int rc;
   } cases[] = {
-      {"ORDERS", "ORDERS", 0}, {"a-b", "a~2db", 1},   {"a", "a", 0},
+      {"ORDERS", "ORDERS", 0}, {"a-b", "a~2db", 1},     {"a", "a", 0},
       {"~", "~7e", 1},         {"a~2db", "a~7e2db", 1}, {"", "", 0},
       {"-", "~2d", 1},
   };

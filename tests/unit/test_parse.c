@@ -248,6 +248,53 @@ static void test_parse_stream_list_missing(void) {
   nl_snapshot_set_clear(&set);
 }
 
+/* The cluster object of a 2.9.10 STREAM.LIST item while n2 is down and
+ * 500 messages behind (recorded on a 3-node cluster, shortened), and of a
+ * leaderless one; entries without a name, or past NL_REPLICAS_MAX, are
+ * dropped and counted; a long or unprintable name is cut or masked. */
+static void test_parse_replicas(void) {
+  const char *json =
+      "{\"type\":\"io.nats.jetstream.api.v1.stream_list_response\","
+      "\"total\":3,\"offset\":0,\"limit\":256,\"streams\":["
+      "{\"config\":{\"name\":\"R\",\"num_replicas\":3},\"state\":{},"
+      "\"cluster\":{\"name\":\"NL\",\"leader\":\"n1\",\"replicas\":["
+      "{\"name\":\"n2\",\"current\":false,\"active\":20373473912,"
+      "\"lag\":500,\"peer\":\"44jzkV9D\"},"
+      "{\"name\":\"n3\",\"current\":true,\"offline\":true,"
+      "\"active\":-5,\"peer\":\"BXScrY9i\"},{\"current\":true},7]}},"
+      "{\"config\":{\"name\":\"L\"},\"state\":{},"
+      "\"cluster\":{\"name\":\"NL\",\"replicas\":["
+      "{\"name\":\"a\\u0001b\"},{\"name\":\"2\"},{\"name\":\"3\"},"
+      "{\"name\":\"4\"},{\"name\":\"5\"},{\"name\":\"6\"},"
+      "{\"name\":\"7\"},{\"name\":\"8\"},{\"name\":\"9\"}]}},"
+      "{\"config\":{\"name\":\"U\"},\"state\":{}}]}";
+  nl_snapshot_set set = {0};
+  nl_page_info page;
+  char err[256];
+  CHECK(parse_streams(json, &set, &page, err) == NL_PARSE_OK);
+  CHECK_EQ_U(set.n_streams, 3);
+  if (set.n_streams == 3) {
+    const nl_replica_set *g = &set.streams[0].group;
+    CHECK(g->clustered && !g->no_leader && !set.streams[0].no_leader);
+    CHECK_EQ_U(g->n, 2);
+    CHECK_EQ_U(g->dropped, 2);
+    CHECK(strcmp(g->peers[0].name, "n2") == 0);
+    CHECK(!g->peers[0].current && !g->peers[0].offline);
+    CHECK_EQ_U(g->peers[0].active_ns, 20373473912LL);
+    CHECK_EQ_U(g->peers[0].lag, 500);
+    CHECK(g->peers[1].current && g->peers[1].offline);
+    CHECK(g->peers[1].active_ns == -1);
+    CHECK_EQ_U(g->peers[1].lag, 0);
+    g = &set.streams[1].group;
+    CHECK(g->clustered && g->no_leader && set.streams[1].no_leader);
+    CHECK_EQ_U(g->n, NL_REPLICAS_MAX);
+    CHECK_EQ_U(g->dropped, 1);
+    CHECK(strcmp(g->peers[0].name, "a?b") == 0);
+    CHECK(!set.streams[2].group.clustered && set.streams[2].group.n == 0);
+  }
+  nl_snapshot_set_clear(&set);
+}
+
 static const nl_test_case tests[] = {
     NL_TEST(test_parse_stream_list_inline),
     NL_TEST(test_parse_api_error),
@@ -257,6 +304,7 @@ static const nl_test_case tests[] = {
     NL_TEST(test_parse_rfc3339),
     NL_TEST(test_parse_recorded_fixtures),
     NL_TEST(test_parse_stream_list_missing),
+    NL_TEST(test_parse_replicas),
 };
 
 NL_TEST_MAIN(tests)

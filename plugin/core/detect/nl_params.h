@@ -59,6 +59,10 @@ typedef struct {
    * later than stall_max_s (seconds). */
   double stall_min_s;
   double stall_max_s;
+  /* STREAM_REPLICAS_AT_RISK, CONSUMER_REPLICAS_AT_RISK: a replica not
+   * current, or a stream without a leader, for at least this long
+   * (seconds). */
+  double replica_grace_s;
   /* Every class: a held finding whose condition is no longer seen clears
    * once it has been missing for at least this long and on at least
    * NL_CLEAR_POLLS polls in a row; at once when the configuration changed

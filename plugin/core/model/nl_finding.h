@@ -44,7 +44,9 @@
   X(STREAM_WENT_BACK, stream_went_back, CRITICAL, STREAM)                      \
   X(DELIVERY_STALLED, delivery_stalled, WARNING, CONSUMER)                     \
   X(STORAGE_LIMIT_RISK, storage_limit_risk, WARNING, STREAM)                   \
-  X(STORAGE_LIMIT_REACHED, storage_limit_reached, CRITICAL, STREAM)
+  X(STORAGE_LIMIT_REACHED, storage_limit_reached, CRITICAL, STREAM)            \
+  X(STREAM_REPLICAS_AT_RISK, stream_replicas_at_risk, WARNING, STREAM)         \
+  X(CONSUMER_REPLICAS_AT_RISK, consumer_replicas_at_risk, WARNING, CONSUMER)
 
 typedef enum {
 #define NL_CLASS_ID(id, suffix, severity, scope) NL_##id,

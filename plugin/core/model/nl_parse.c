@@ -450,6 +450,53 @@ static int keep_consumer_meta(void *ud, const char *key, const char *value) {
   return nl_consumer_snap_set_meta(ud, key, value);
 }
 
+/* Reads the item's "cluster" object into g. What nats-server sends there
+ * (its ClusterInfo and PeerInfo; the same fields on 2.9.10, 2.10.16,
+ * 2.11.10 and 2.12.0, read in jetstream_cluster.go clusterInfo() and seen
+ * on a 3-node cluster of each): "name", "leader" (absent while none is
+ * elected), and "replicas", every peer of the Raft group but the
+ * answering leader, each with "name", "current" (its log caught up with
+ * the leader's applied index and heard from within the lost-quorum
+ * interval), "active" (nanoseconds since the leader last heard from it),
+ * "lag" (operations behind the commit; omitted when 0) and "offline"
+ * (omitted when false; a server killed is not marked offline for a while,
+ * so a lost replica first shows as not current with "active" growing). A
+ * leaderless group lists all its peers, the answering one included; a
+ * group with every peer offline is listed by the meta leader with every
+ * peer offline and not current. Entries that are not objects with a
+ * string name are dropped (counted), as are those past NL_REPLICAS_MAX. */
+static void read_replicas(json_object *item, nl_replica_set *g) {
+  json_object *cluster = member(item, "cluster", json_type_object);
+  const char *name = get_str(cluster, "name");
+  memset(g, 0, sizeof(*g));
+  if (name == NULL || name[0] == '\0')
+    return;
+  g->clustered = true;
+  const char *leader = get_str(cluster, "leader");
+  g->no_leader = leader == NULL || leader[0] == '\0';
+  json_object *peers = member(cluster, "replicas", json_type_array);
+  size_t n = peers ? json_object_array_length(peers) : 0;
+  for (size_t i = 0; i < n; i++) {
+    json_object *p = json_object_array_get_idx(peers, i);
+    const char *peer = get_str(p, "name");
+    if (peer == NULL || g->n == NL_REPLICAS_MAX) {
+      g->dropped++;
+      continue;
+    }
+    nl_replica *r = &g->peers[g->n++];
+    size_t k = 0;
+    for (; peer[k] != '\0' && k + 1 < sizeof(r->name); k++)
+      r->name[k] = isprint((unsigned char)peer[k]) ? peer[k] : '?';
+    r->name[k] = '\0';
+    r->current = get_bool(p, "current");
+    r->offline = get_bool(p, "offline");
+    r->active_ns = get_i64(p, "active", -1);
+    if (r->active_ns < -1)
+      r->active_ns = -1;
+    r->lag = get_u64(p, "lag", 0);
+  }
+}
+
 /* Reads one stream item into s. Returns 0, or -1 when it lacks a usable
  * name. */
 static int read_stream(json_object *item, nl_stream_snap *s) {
@@ -493,10 +540,8 @@ static int read_stream(json_object *item, nl_stream_snap *s) {
   /* Only clustered servers name a cluster in the item. */
   const char *cluster =
       get_str(member(item, "cluster", json_type_object), "name");
-  const char *leader =
-      get_str(member(item, "cluster", json_type_object), "leader");
-  s->no_leader = cluster != NULL && cluster[0] != '\0' &&
-                 (leader == NULL || leader[0] == '\0');
+  read_replicas(item, &s->group);
+  s->no_leader = s->group.no_leader;
   if (cluster != NULL && cluster[0] != '\0' &&
       (s->cluster = strdup(cluster)) == NULL)
     return -1;
@@ -673,6 +718,7 @@ static int read_consumer(json_object *item, const char *stream,
   if (c->inactive_threshold_ns > NL_DURATION_MAX_NS)
     c->inactive_threshold_ns = NL_DURATION_MAX_NS;
   c->server_ts_ns = get_time(item, "ts");
+  read_replicas(item, &c->group);
   return 0;
 }
 

@@ -70,6 +70,39 @@ typedef struct {
   /* The error's description, printable ASCII only, "" when none. */
   char error[NL_SOURCE_ERROR_MAX];
 } nl_source_link;
+/* Longest replica name kept (longer ones are cut): server names, or the
+ * server's "Server name unknown at this time (peerID: X)". */
+#define NL_REPLICA_NAME_MAX 64
+/* Most replicas kept of one stream or consumer. nats-server takes at most
+ * 5 replicas; a leaderless group lists all its peers, the answering one
+ * included. */
+#define NL_REPLICAS_MAX 8
+
+/* One peer of a stream's or consumer's Raft group other than its leader,
+ * as the item's "cluster.replicas" reports it (nats-server's PeerInfo, the
+ * same fields on 2.9.10 to 2.12.0; see read_replicas in nl_parse.c). */
+typedef struct {
+  char name[NL_REPLICA_NAME_MAX]; /* Printable ASCII, maybe cut. */
+  bool current;      /* Caught up with the leader and heard from lately. */
+  bool offline;      /* Its server is known to be down. */
+  int64_t active_ns; /* Since the leader last heard from it; -1: absent. */
+  uint64_t lag;      /* Raft operations it is behind (0 when absent). */
+} nl_replica;
+
+/* What the item's "cluster" object says of the group's replicas. */
+typedef struct {
+  /* The item named a cluster: it lives in a JetStream cluster. */
+  bool clustered;
+  /* The cluster named no leader (a quorum lost, an election). */
+  bool no_leader;
+  /* The peers it lists: every one but the leader (all of them when it
+   * has no leader), at most NL_REPLICAS_MAX; dropped counts the entries
+   * past that or unreadable. */
+  nl_replica peers[NL_REPLICAS_MAX];
+  size_t n;
+  size_t dropped;
+} nl_replica_set;
+
 struct nl_meta;
 
 typedef struct {
@@ -153,6 +186,8 @@ typedef struct {
   struct nl_subject_count *subject_counts;
   size_t n_subject_counts;
   bool subject_counts_read;
+  /* Its Raft group's replicas ("cluster"); none on a single server. */
+  nl_replica_set group;
 } nl_stream_snap;
 
 /* One subject of a stream and the messages it holds (the subject owned). */
@@ -252,6 +287,8 @@ typedef struct {
   char **filters;
   size_t n_filters;
   bool filters_cut;
+  /* Its Raft group's replicas ("cluster"); none on a single server. */
+  nl_replica_set group;
 } nl_consumer_snap;
 
 /* Most filter subjects kept of one consumer. */
