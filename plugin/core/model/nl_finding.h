@@ -42,7 +42,9 @@
   X(MESSAGES_DISCARDED, messages_discarded, WARNING, CONSUMER)                 \
   X(CONSUMER_PAST_STREAM, consumer_past_stream, CRITICAL, CONSUMER)            \
   X(STREAM_WENT_BACK, stream_went_back, CRITICAL, STREAM)                      \
-  X(DELIVERY_STALLED, delivery_stalled, WARNING, CONSUMER)
+  X(DELIVERY_STALLED, delivery_stalled, WARNING, CONSUMER)                     \
+  X(CONSUMER_THRESHOLD, consumer_threshold, CRITICAL, CONSUMER)                \
+  X(STREAM_THRESHOLD, stream_threshold, CRITICAL, STREAM)
 
 typedef enum {
 #define NL_CLASS_ID(id, suffix, severity, scope) NL_##id,
