@@ -306,7 +306,8 @@ static void test_enabled(void) {
 }
 
 /* A consumer key on a stream, and a stream key on a consumer, are not
- * read (natscli reads each scope's own keys). */
+ * read (natscli reads each scope's own keys): neither judged nor, when
+ * malformed, reported. */
 static void test_scope_keys(void) {
   scene k;
   scene_start(&k);
@@ -314,6 +315,13 @@ static void test_scope_keys(void) {
                                 "1") == 0);
   CHECK(nl_consumer_snap_set_meta(k.c, NL_MONITOR_PREFIX "msgs-critical",
                                   "5000") == 0);
+  /* Not read, so not an unreadable value either. */
+  CHECK(nl_consumer_snap_set_meta(k.c, NL_MONITOR_PREFIX "msgs-warn", "abc") ==
+        0);
+  nl_monitor m;
+  nl_monitor_read(k.c->meta, k.c->n_meta, false, &m);
+  CHECK(!m.v[NL_MON_MSGS_CRITICAL].set);
+  CHECK(m.bad_key == NULL);
   for (int p = 0; p < 3; p++)
     poll_at(&k, F_PENDING, 20);
   CHECK(!raised(&k, F_PENDING));
@@ -360,7 +368,7 @@ static void test_several(void) {
   CHECK(strstr(f->description, "lag-critical=10") != NULL);
   CHECK(strstr(f->description, "subjects-critical=\"?zz\"") != NULL);
   CHECK_EQ_U(nl_finding_get(f, "max_lag", -1), 50);
-  CHECK_EQ_U(nl_finding_get(f, "unreadable_keys", -1), 1);
+  CHECK_EQ_U(nl_finding_get(f, "unreadable_subjects_critical", -1), 1);
   world_free(&k.w);
 }
 
@@ -522,6 +530,54 @@ static void test_parse_keeps_keys(void) {
   nl_snapshot_set_clear(&set);
 }
 
+/* The ages are measured at the server's time of the reply when it gives
+ * one (nats-server 2.10+), not at the poll's: 50 s by the server's clock
+ * stays under 1m though the poll's clock says 150 s. */
+static void test_server_time(void) {
+  scene k;
+  scene_start(&k);
+  annotate(&k, F_DELIVERY_AGE_S, "last-delivery-critical", "1m");
+  for (int p = 0; p < 3; p++) {
+    k.c->server_ts_ns = k.w.t - 100 * SEC;
+    k.c->delivered_last_ns = k.c->server_ts_ns - 50 * SEC;
+    world_poll(&k.w);
+  }
+  CHECK(!raised(&k, F_DELIVERY_AGE_S));
+  world_free(&k.w);
+}
+
+/* Both message levels crossed: natscli stops at the critical one. */
+static void test_msgs_first_level(void) {
+  scene k;
+  scene_start(&k);
+  annotate(&k, F_MSGS, "msgs-critical", "500");
+  annotate(&k, F_MSGS, "msgs-warn", "1000");
+  for (int p = 0; p < 3; p++)
+    poll_at(&k, F_MSGS, 300);
+  CHECK(raised(&k, F_MSGS));
+  CHECK(k.w.last[NL_STREAM_THRESHOLD].severity == NL_SEVERITY_CRITICAL);
+  CHECK(strstr(k.w.last[NL_STREAM_THRESHOLD].description, "msgs-warn") == NULL);
+  world_free(&k.w);
+}
+
+/* Editing a threshold is no fix: a held finding that the new threshold
+ * no longer sees clears by the clearing hold, not at the next poll. */
+static void test_edit_threshold_holds(void) {
+  scene k;
+  scene_start(&k);
+  annotate(&k, F_ACK_PENDING, "outstanding-ack-critical", "5");
+  for (int p = 0; p < 3; p++)
+    poll_at(&k, F_ACK_PENDING, 10);
+  CHECK(raised(&k, F_ACK_PENDING));
+  annotate(&k, F_ACK_PENDING, "outstanding-ack-critical", "100");
+  poll_at(&k, F_ACK_PENDING, 10);
+  poll_at(&k, F_ACK_PENDING, 10);
+  CHECK(raised(&k, F_ACK_PENDING));
+  CHECK(world_polls_to_clear(&k.w, "S", "C", NL_CONSUMER_THRESHOLD, 100) >= 20);
+  CHECK(!raised(&k, F_ACK_PENDING));
+  world_free(&k.w);
+}
+
 static const nl_test_case tests[] = {
     NL_TEST(test_rows),
     NL_TEST(test_two_polls),
@@ -534,5 +590,8 @@ static const nl_test_case tests[] = {
     NL_TEST(test_parse),
     NL_TEST(test_kept_keys),
     NL_TEST(test_parse_keeps_keys),
+    NL_TEST(test_server_time),
+    NL_TEST(test_msgs_first_level),
+    NL_TEST(test_edit_threshold_holds),
 };
 NL_TEST_MAIN(tests)

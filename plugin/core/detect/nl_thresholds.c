@@ -24,14 +24,16 @@ typedef struct {
 } verdict;
 
 /* Adds one crossing of severity sev, told by the printf-style text, and
- * the evidence threshold_name = threshold, value_name = value. */
+ * the evidence threshold_name = threshold, and value_name = value unless
+ * value_name is NULL. */
 static void cross(verdict *v, nl_severity sev, const char *threshold_name,
                   double threshold, const char *value_name, double value,
                   const char *fmt, ...) {
   if (sev > v->f->severity)
     v->f->severity = sev;
   nl_finding_add(v->f, threshold_name, threshold);
-  nl_finding_add(v->f, value_name, value);
+  if (value_name != NULL)
+    nl_finding_add(v->f, value_name, value);
   size_t room = sizeof(v->f->description);
   if (v->len + 3 >= room)
     return;
@@ -99,7 +101,7 @@ static bool judge_end(verdict *v, const nl_monitor *m, const char *what,
     char key[96], value[64];
     nl_printable(m->bad_key, false, key, sizeof(key));
     nl_printable(m->bad_value, false, value, sizeof(value));
-    cross(v, NL_SEVERITY_WARNING, "unreadable_keys", 1, "readable", 0,
+    cross(v, NL_SEVERITY_WARNING, nl_monitor_key_unreadable(m->bad), 1, NULL, 0,
           "%s=\"%s\" cannot be read (%s): natscli's checks of this %s fail "
           "on it, nats-lens judges the other keys",
           key, value, m->bad_reason, what);
@@ -119,16 +121,16 @@ static bool judge_end(verdict *v, const nl_monitor *m, const char *what,
  * at or above it (natscli: value >= threshold, the threshold above 0). */
 static const struct {
   nl_monitor_key key;
-  const char *threshold_name, *value_name;
+  const char *value_name;
   size_t offset; /* Of the uint64_t count in nl_consumer_snap. */
 } consumer_counts[] = {
-    {NL_MON_OUTSTANDING_ACK_CRITICAL, "outstanding_ack_critical",
-     "num_ack_pending", offsetof(nl_consumer_snap, num_ack_pending)},
-    {NL_MON_WAITING_CRITICAL, "waiting_critical", "num_waiting",
+    {NL_MON_OUTSTANDING_ACK_CRITICAL, "num_ack_pending",
+     offsetof(nl_consumer_snap, num_ack_pending)},
+    {NL_MON_WAITING_CRITICAL, "num_waiting",
      offsetof(nl_consumer_snap, num_waiting)},
-    {NL_MON_UNPROCESSED_CRITICAL, "unprocessed_critical", "num_pending",
+    {NL_MON_UNPROCESSED_CRITICAL, "num_pending",
      offsetof(nl_consumer_snap, num_pending)},
-    {NL_MON_REDELIVERY_CRITICAL, "redelivery_critical", "num_redelivered",
+    {NL_MON_REDELIVERY_CRITICAL, "num_redelivered",
      offsetof(nl_consumer_snap, num_redelivered)},
 };
 
@@ -136,13 +138,12 @@ static const struct {
  * duration: crossed at or above it. */
 static const struct {
   nl_monitor_key key;
-  const char *threshold_name, *value_name, *what;
+  const char *value_name, *what;
   size_t offset; /* Of the int64_t time in nl_consumer_snap. */
 } consumer_ages[] = {
-    {NL_MON_LAST_DELIVERY_CRITICAL, "last_delivery_critical_s",
-     "last_delivery_age_s", "delivery",
+    {NL_MON_LAST_DELIVERY_CRITICAL, "last_delivery_age_s", "delivery",
      offsetof(nl_consumer_snap, delivered_last_ns)},
-    {NL_MON_LAST_ACK_CRITICAL, "last_ack_critical_s", "last_ack_age_s", "ack",
+    {NL_MON_LAST_ACK_CRITICAL, "last_ack_age_s", "ack",
      offsetof(nl_consumer_snap, ack_last_ns)},
 };
 
@@ -157,9 +158,9 @@ static void judge_counts(verdict *v, const nl_consumer_snap *c,
     if (!t->set || t->n <= 0 || value < (uint64_t)t->n)
       continue;
     char kv[192];
-    cross(v, NL_SEVERITY_CRITICAL, consumer_counts[i].threshold_name,
-          (double)t->n, consumer_counts[i].value_name, (double)value,
-          "%s: %s is %" PRIu64,
+    cross(v, NL_SEVERITY_CRITICAL,
+          nl_monitor_key_evidence(consumer_counts[i].key), (double)t->n,
+          consumer_counts[i].value_name, (double)value, "%s: %s is %" PRIu64,
           written(c->meta, c->n_meta, consumer_counts[i].key, kv, sizeof(kv)),
           consumer_counts[i].value_name, value);
   }
@@ -184,8 +185,9 @@ static void judge_ages(verdict *v, const nl_consumer_snap *c, int64_t now_ns,
       continue;
     char kv[192];
     double age = (double)((now - last) / 1000000000);
-    cross(v, NL_SEVERITY_CRITICAL, consumer_ages[i].threshold_name,
-          nl_seconds(t->n), consumer_ages[i].value_name, age,
+    cross(v, NL_SEVERITY_CRITICAL,
+          nl_monitor_key_evidence(consumer_ages[i].key), nl_seconds(t->n),
+          consumer_ages[i].value_name, age,
           never ? "%s: no %s since the consumer was created %.0f s ago"
                 : "%s: the last %s was %.0f s ago",
           written(c->meta, c->n_meta, consumer_ages[i].key, kv, sizeof(kv)),
@@ -220,16 +222,15 @@ static void judge_msgs(verdict *v, const nl_stream_snap *s,
   static const struct {
     nl_monitor_key key;
     nl_severity sev;
-    const char *name;
-  } levels[] = {{NL_MON_MSGS_CRITICAL, NL_SEVERITY_CRITICAL, "msgs_critical"},
-                {NL_MON_MSGS_WARN, NL_SEVERITY_WARNING, "msgs_warn"}};
+  } levels[] = {{NL_MON_MSGS_CRITICAL, NL_SEVERITY_CRITICAL},
+                {NL_MON_MSGS_WARN, NL_SEVERITY_WARNING}};
   for (size_t i = 0; i < 2; i++) {
     const nl_monitor_value *t = &m->v[levels[i].key];
     if (!t->set || t->u == 0 || s->msgs > t->u)
       continue;
     char kv[192];
-    cross(v, levels[i].sev, levels[i].name, (double)t->u, "messages",
-          (double)s->msgs,
+    cross(v, levels[i].sev, nl_monitor_key_evidence(levels[i].key),
+          (double)t->u, "messages", (double)s->msgs,
           "%s: the stream holds %" PRIu64 " messages (natscli's message "
           "thresholds are minimums)",
           written(s->meta, s->n_meta, levels[i].key, kv, sizeof(kv)), s->msgs);
@@ -263,9 +264,8 @@ static void judge_subjects(verdict *v, const nl_stream_snap *s,
     snprintf(kv, sizeof(kv), NL_MONITOR_PREFIX "%s unset (0)",
              nl_monitor_key_name(key));
   cross(v, critical ? NL_SEVERITY_CRITICAL : NL_SEVERITY_WARNING,
-        critical ? "subjects_critical" : "subjects_warn",
-        (double)(critical ? crit : warn), "num_subjects",
-        (double)s->num_subjects,
+        nl_monitor_key_evidence(key), (double)(critical ? crit : warn),
+        "num_subjects", (double)s->num_subjects,
         "%s: the stream holds %" PRIu64 " subjects (natscli reads the "
         "subject thresholds as %s limits, subjects-warn being %s "
         "subjects-critical)",
@@ -309,13 +309,14 @@ static void judge_upstreams(verdict *v, const nl_stream_snap *s,
           "%s: the mirror reports no state",
           written(s->meta, s->n_meta, key, kv, sizeof(kv)));
   if (lagged > 0)
-    cross(v, NL_SEVERITY_CRITICAL, "lag_critical", (double)lag->u, "max_lag",
-          (double)max_lag,
+    cross(v, NL_SEVERITY_CRITICAL, nl_monitor_key_evidence(NL_MON_LAG_CRITICAL),
+          (double)lag->u, "max_lag", (double)max_lag,
           "%s: %" PRIu64 " upstream(s) lag, the most by %" PRIu64,
           written(s->meta, s->n_meta, NL_MON_LAG_CRITICAL, kv, sizeof(kv)),
           lagged, max_lag);
   if (inactive > 0)
-    cross(v, NL_SEVERITY_CRITICAL, "seen_critical_s", nl_seconds(seen->n),
+    cross(v, NL_SEVERITY_CRITICAL,
+          nl_monitor_key_evidence(NL_MON_SEEN_CRITICAL), nl_seconds(seen->n),
           "max_active_s", nl_seconds(max_active),
           "%s: %" PRIu64 " upstream(s) not heard from, one for %.0f s",
           written(s->meta, s->n_meta, NL_MON_SEEN_CRITICAL, kv, sizeof(kv)),
@@ -334,7 +335,8 @@ static void judge_sources(verdict *v, const nl_stream_snap *s,
   if (!low && !(max->set && max->n > 0 && sources > max->n))
     return;
   char kv[192];
-  cross(v, NL_SEVERITY_CRITICAL, low ? "min_sources" : "max_sources",
+  cross(v, NL_SEVERITY_CRITICAL,
+        nl_monitor_key_evidence(low ? NL_MON_MIN_SOURCES : NL_MON_MAX_SOURCES),
         (double)(low ? min->n : max->n), "sources", (double)sources,
         "%s: %" PRId64 " source(s) report",
         written(s->meta, s->n_meta,

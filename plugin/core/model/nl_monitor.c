@@ -8,31 +8,62 @@
 #include <string.h>
 
 /* The keys read, in nl_monitor_key order: the name without the prefix, how
- * it is read, and whether a stream (else a consumer) reads it; "enabled"
- * is read by both. */
+ * it is read, whether a stream (else a consumer) reads it ("enabled" is
+ * read by both), and the evidence names of its threshold and of a value
+ * that cannot be read. */
 static const struct {
   const char *name;
   nl_monitor_kind kind;
   bool stream;
+  const char *evidence, *unreadable;
 } keys[NL_MON_KEY_COUNT] = {
-    [NL_MON_ENABLED] = {"enabled", NL_MON_BOOL, false},
+    [NL_MON_ENABLED] = {"enabled", NL_MON_BOOL, false, "enabled",
+                        "unreadable_enabled"},
     [NL_MON_OUTSTANDING_ACK_CRITICAL] = {"outstanding-ack-critical", NL_MON_INT,
-                                         false},
-    [NL_MON_WAITING_CRITICAL] = {"waiting-critical", NL_MON_INT, false},
-    [NL_MON_UNPROCESSED_CRITICAL] = {"unprocessed-critical", NL_MON_INT, false},
-    [NL_MON_REDELIVERY_CRITICAL] = {"redelivery-critical", NL_MON_INT, false},
+                                         false, "outstanding_ack_critical",
+                                         "unreadable_outstanding_ack_critical"},
+    [NL_MON_WAITING_CRITICAL] = {"waiting-critical", NL_MON_INT, false,
+                                 "waiting_critical",
+                                 "unreadable_waiting_critical"},
+    [NL_MON_UNPROCESSED_CRITICAL] = {"unprocessed-critical", NL_MON_INT, false,
+                                     "unprocessed_critical",
+                                     "unreadable_unprocessed_critical"},
+    [NL_MON_REDELIVERY_CRITICAL] = {"redelivery-critical", NL_MON_INT, false,
+                                    "redelivery_critical",
+                                    "unreadable_redelivery_critical"},
     [NL_MON_LAST_DELIVERY_CRITICAL] = {"last-delivery-critical",
-                                       NL_MON_DURATION, false},
-    [NL_MON_LAST_ACK_CRITICAL] = {"last-ack-critical", NL_MON_DURATION, false},
-    [NL_MON_MSGS_WARN] = {"msgs-warn", NL_MON_UINT, true},
-    [NL_MON_MSGS_CRITICAL] = {"msgs-critical", NL_MON_UINT, true},
-    [NL_MON_SUBJECTS_WARN] = {"subjects-warn", NL_MON_INT, true},
-    [NL_MON_SUBJECTS_CRITICAL] = {"subjects-critical", NL_MON_INT, true},
-    [NL_MON_LAG_CRITICAL] = {"lag-critical", NL_MON_UINT, true},
-    [NL_MON_SEEN_CRITICAL] = {"seen-critical", NL_MON_DURATION, true},
-    [NL_MON_MIN_SOURCES] = {"min-sources", NL_MON_INT, true},
-    [NL_MON_MAX_SOURCES] = {"max-sources", NL_MON_INT, true},
+                                       NL_MON_DURATION, false,
+                                       "last_delivery_critical_s",
+                                       "unreadable_last_delivery_critical"},
+    [NL_MON_LAST_ACK_CRITICAL] = {"last-ack-critical", NL_MON_DURATION, false,
+                                  "last_ack_critical_s",
+                                  "unreadable_last_ack_critical"},
+    [NL_MON_MSGS_WARN] = {"msgs-warn", NL_MON_UINT, true, "msgs_warn",
+                          "unreadable_msgs_warn"},
+    [NL_MON_MSGS_CRITICAL] = {"msgs-critical", NL_MON_UINT, true,
+                              "msgs_critical", "unreadable_msgs_critical"},
+    [NL_MON_SUBJECTS_WARN] = {"subjects-warn", NL_MON_INT, true,
+                              "subjects_warn", "unreadable_subjects_warn"},
+    [NL_MON_SUBJECTS_CRITICAL] = {"subjects-critical", NL_MON_INT, true,
+                                  "subjects_critical",
+                                  "unreadable_subjects_critical"},
+    [NL_MON_LAG_CRITICAL] = {"lag-critical", NL_MON_UINT, true, "lag_critical",
+                             "unreadable_lag_critical"},
+    [NL_MON_SEEN_CRITICAL] = {"seen-critical", NL_MON_DURATION, true,
+                              "seen_critical_s", "unreadable_seen_critical"},
+    [NL_MON_MIN_SOURCES] = {"min-sources", NL_MON_INT, true, "min_sources",
+                            "unreadable_min_sources"},
+    [NL_MON_MAX_SOURCES] = {"max-sources", NL_MON_INT, true, "max_sources",
+                            "unreadable_max_sources"},
 };
+
+const char *nl_monitor_key_evidence(nl_monitor_key key) {
+  return (unsigned)key < NL_MON_KEY_COUNT ? keys[key].evidence : "threshold";
+}
+
+const char *nl_monitor_key_unreadable(nl_monitor_key key) {
+  return (unsigned)key < NL_MON_KEY_COUNT ? keys[key].unreadable : "unreadable";
+}
 
 const char *nl_monitor_key_name(nl_monitor_key key) {
   return (unsigned)key < NL_MON_KEY_COUNT ? keys[key].name : "";
@@ -196,6 +227,7 @@ void nl_monitor_read(const nl_meta *meta, size_t n, bool stream,
       if (nl_monitor_parse(keys[k].kind, meta[i].value, &out->v[k], why,
                            sizeof(why)) != 0 &&
           out->bad_key == NULL) {
+        out->bad = (nl_monitor_key)k;
         out->bad_key = meta[i].key;
         out->bad_value = meta[i].value;
         snprintf(out->bad_reason, sizeof(out->bad_reason), "%s", why);

@@ -61,12 +61,19 @@ typedef struct {
    * bad_key is NULL when all were read. */
   const char *bad_key;
   const char *bad_value;
+  nl_monitor_key bad; /* Which key bad_key is. */
   char bad_reason[96];
 } nl_monitor;
 
 /* The key's name without the prefix ("msgs-warn"), and how it is read. */
 const char *nl_monitor_key_name(nl_monitor_key key);
 nl_monitor_kind nl_monitor_key_kind(nl_monitor_key key);
+
+/* The evidence names of the key's threshold ("msgs_warn",
+ * "last_ack_critical_s": durations in seconds) and of a value of it that
+ * cannot be read ("unreadable_msgs_warn"); static strings. */
+const char *nl_monitor_key_evidence(nl_monitor_key key);
+const char *nl_monitor_key_unreadable(nl_monitor_key key);
 
 /* Reads text as kind into *out (set true). Returns 0, or -1 with the
  * reason in err (out unset). */
