@@ -1348,7 +1348,7 @@ MUTATIONS = [
      'if (on_seen && l->active_ns >= seen->n) {',
      'if (on_seen && l->active_ns > seen->n) {'),
     ('thresholds: no upstream not critical', 'plugin/core/detect/nl_thresholds.c',
-     'if ((on_lag || on_seen) && s->n_links == 0)',
+     'if ((on_lag || on_seen) && *reporting == 0)',
      'if (0)'),
     ('thresholds: min-sources ignored', 'plugin/core/detect/nl_thresholds.c',
      'bool low = min->set && min->n > 0 && sources < min->n;',

@@ -372,8 +372,9 @@ static void test_several(void) {
   world_free(&k.w);
 }
 
-/* Upstream keys on a stream that copies from nothing, and on a mirror
- * that reports no state: critical, as natscli says. */
+/* Upstream keys on a stream that copies from nothing, on a mirror that
+ * reports no state, and on sources none of which reports: critical, as
+ * natscli says. */
 static void test_links_absent(void) {
   scene k;
   scene_start(&k);
@@ -394,6 +395,18 @@ static void test_links_absent(void) {
     world_poll(&k.w);
   CHECK(raised(&k, F_ACTIVE_S));
   CHECK(strstr(k.w.last[NL_STREAM_THRESHOLD].description, "no state") != NULL);
+  world_free(&k.w);
+
+  /* Sources configured, none reporting: natscli finds it not mirrored. */
+  scene_start(&k);
+  annotate(&k, F_LAG, "lag-critical", "100");
+  for (int i = 0; i < 3; i++)
+    k.links[i].have_info = false;
+  for (int p = 0; p < 3; p++)
+    world_poll(&k.w);
+  CHECK(raised(&k, F_LAG));
+  CHECK(strstr(k.w.last[NL_STREAM_THRESHOLD].description,
+               "none of its sources") != NULL);
   world_free(&k.w);
 }
 

@@ -275,7 +275,7 @@ static void judge_subjects(verdict *v, const nl_stream_snap *s,
 
 /* lag-critical and seen-critical on the stream's upstreams (its mirror or
  * sources): crossed at or above; set on a stream that copies from nothing,
- * or a mirror that reports no state, critical as natscli says. */
+ * or whose upstreams report no state, critical as natscli says. */
 static void judge_upstreams(verdict *v, const nl_stream_snap *s,
                             const nl_monitor *m, uint64_t *reporting) {
   const nl_monitor_value *lag = &m->v[NL_MON_LAG_CRITICAL];
@@ -300,14 +300,13 @@ static void judge_upstreams(verdict *v, const nl_stream_snap *s,
   }
   char kv[192];
   nl_monitor_key key = on_lag ? NL_MON_LAG_CRITICAL : NL_MON_SEEN_CRITICAL;
-  if ((on_lag || on_seen) && s->n_links == 0)
+  /* natscli judges the mirror when no source reports: "not mirrored". */
+  if ((on_lag || on_seen) && *reporting == 0)
     cross(v, NL_SEVERITY_CRITICAL, "upstreams_expected", 1, "upstreams", 0,
-          "%s: the stream is neither a mirror nor sourced",
-          written(s->meta, s->n_meta, key, kv, sizeof(kv)));
-  if ((on_lag || on_seen) && s->is_mirror && *reporting == 0)
-    cross(v, NL_SEVERITY_CRITICAL, "upstreams_expected", 1, "upstreams", 0,
-          "%s: the mirror reports no state",
-          written(s->meta, s->n_meta, key, kv, sizeof(kv)));
+          "%s: %s", written(s->meta, s->n_meta, key, kv, sizeof(kv)),
+          s->n_links == 0 ? "the stream is neither a mirror nor sourced"
+          : s->is_mirror  ? "the mirror reports no state"
+                          : "none of its sources reports its state");
   if (lagged > 0)
     cross(v, NL_SEVERITY_CRITICAL, nl_monitor_key_evidence(NL_MON_LAG_CRITICAL),
           (double)lag->u, "max_lag", (double)max_lag,
