@@ -46,7 +46,9 @@
   X(STORAGE_LIMIT_RISK, storage_limit_risk, WARNING, STREAM)                   \
   X(STORAGE_LIMIT_REACHED, storage_limit_reached, CRITICAL, STREAM)            \
   X(STREAM_REPLICAS_AT_RISK, stream_replicas_at_risk, WARNING, STREAM)         \
-  X(CONSUMER_REPLICAS_AT_RISK, consumer_replicas_at_risk, WARNING, CONSUMER)
+  X(CONSUMER_REPLICAS_AT_RISK, consumer_replicas_at_risk, WARNING, CONSUMER)   \
+  X(CONSUMER_THRESHOLD, consumer_threshold, CRITICAL, CONSUMER)                \
+  X(STREAM_THRESHOLD, stream_threshold, CRITICAL, STREAM)
 
 typedef enum {
 #define NL_CLASS_ID(id, suffix, severity, scope) NL_##id,

@@ -1,5 +1,7 @@
 /* nl_parse.c: JetStream API replies (JSON text) to snapshots, with json-c. */
 #include "nl_parse.h"
+#include "nl_expect.h"
+#include "nl_monitor.h"
 #include "nl_subject.h"
 
 #include <ctype.h>
@@ -422,10 +424,10 @@ static int read_links(json_object *item, json_object *cfg, nl_stream_snap *s) {
   return 0;
 }
 
-/* Calls keep(key, value, ud) for each "nats_lens." entry of the
- * config.metadata object of cfg (nats-server 2.10 and later) whose value is
- * a string. The keeper drops entries past NL_META_MAX or longer than
- * NL_META_LEN_MAX. */
+/* Calls keep(key, value, ud) for each "nats_lens." (a declaration) or
+ * "io.nats.monitor." (a natscli threshold) entry of the config.metadata
+ * object of cfg (nats-server 2.10 and later) whose value is a string. The
+ * keeper drops entries past NL_META_MAX or longer than NL_META_LEN_MAX. */
 static void read_metadata(json_object *cfg,
                           int (*keep)(void *ud, const char *key,
                                       const char *value),
@@ -434,7 +436,8 @@ static void read_metadata(json_object *cfg,
   if (meta == NULL)
     return;
   json_object_object_foreach(meta, key, val) {
-    if (strncmp(key, "nats_lens.", 10) != 0 ||
+    if ((strncmp(key, NL_EXPECT_PREFIX, strlen(NL_EXPECT_PREFIX)) != 0 &&
+         strncmp(key, NL_MONITOR_PREFIX, strlen(NL_MONITOR_PREFIX)) != 0) ||
         !json_object_is_type(val, json_type_string))
       continue;
     /* A failure (full, too long, no memory) drops just this entry. */

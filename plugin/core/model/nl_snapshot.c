@@ -140,6 +140,17 @@ bool nl_created_same(int64_t a, int64_t b) {
   return a >= b ? a - b <= NL_CREATED_SLACK_NS : b - a <= NL_CREATED_SLACK_NS;
 }
 
+/* Hashes the "nats_lens." declarations among the n entries of meta into
+ * h. The other metadata kept (natscli's io.nats.monitor.* thresholds) is
+ * the team's alerting, not how the object delivers: editing it is no fix
+ * of any finding, and must not clear one at once. */
+static uint64_t fnv_declarations(uint64_t h, const nl_meta *meta, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (strncmp(meta[i].key, "nats_lens.", 10) == 0)
+      h = fnv_str(fnv_str(h, meta[i].key), meta[i].value);
+  return h;
+}
+
 uint64_t nl_config_key(const nl_consumer_snap *c, int64_t created_ns,
                        const nl_stream_snap *s) {
   uint64_t h = NL_HASH_BASIS;
@@ -157,8 +168,7 @@ uint64_t nl_config_key(const nl_consumer_snap *c, int64_t created_ns,
     h = fnv_str(h, s->subjects[i]);
   h = fnv_i64(h, s->discard_new_per_subject);
   h = fnv_i64(h, s->consumer_inactive_limit_ns);
-  for (size_t i = 0; i < s->n_meta; i++)
-    h = fnv_str(fnv_str(h, s->meta[i].key), s->meta[i].value);
+  h = fnv_declarations(h, s->meta, s->n_meta);
   h = fnv_i64(h, s->is_mirror);
   for (size_t i = 0; i < s->n_links; i++)
     h = fnv_i64(h, (int64_t)s->links[i].key);
@@ -186,8 +196,7 @@ uint64_t nl_config_key(const nl_consumer_snap *c, int64_t created_ns,
                    c->inactive_threshold_ns};
     for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
       h = fnv_i64(h, v[i]);
-    for (size_t i = 0; i < c->n_meta; i++)
-      h = fnv_str(fnv_str(h, c->meta[i].key), c->meta[i].value);
+    h = fnv_declarations(h, c->meta, c->n_meta);
   }
   return h ? h : 1;
 }

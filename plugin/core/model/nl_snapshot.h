@@ -154,8 +154,9 @@ typedef struct {
   /* When the stream last stored a message (state.last_ts, server clock);
    * 0 when it never did. */
   int64_t last_ts_ns;
-  /* nats_lens.* metadata of the stream (nats-server 2.10+), or set from
-   * the plugin's StreamDeclaration option; owned. */
+  /* nats_lens.* and io.nats.monitor.* metadata of the stream
+   * (nats-server 2.10+), or set from the plugin's StreamDeclaration
+   * option; owned. */
   struct nl_meta *meta;
   size_t n_meta;
   /* Storage "memory" (config.storage); file otherwise. */
@@ -202,15 +203,19 @@ typedef struct nl_subject_count {
 /* Most stream subjects kept from one item; the rest are dropped. */
 #define NL_SUBJECTS_MAX 256
 
-/* One declaration from a consumer's or a stream's metadata (only keys
- * starting with "nats_lens." are kept; both strings owned). */
+/* One entry of a consumer's or a stream's metadata: a declaration (keys
+ * starting with "nats_lens.", nl_expect.h) or one of natscli's thresholds
+ * (keys starting with "io.nats.monitor.", nl_monitor.h); nothing else is
+ * kept. Both strings owned. */
 typedef struct nl_meta {
   char *key;
   char *value;
 } nl_meta;
 
-/* Most metadata entries kept per consumer, and longest key or value. */
-#define NL_META_MAX 16
+/* Most metadata entries kept per consumer or stream, and longest key or
+ * value: room for every declaration and every natscli threshold key (3 and
+ * 22 today) with some to spare. */
+#define NL_META_MAX 32
 #define NL_META_LEN_MAX 256
 
 typedef struct {
@@ -243,7 +248,9 @@ typedef struct {
   /* Any priority_policy but none (nats-server 2.11+: overflow,
    * pinned_client, prioritized): pull requests may wait by design. */
   bool has_priority_policy;
-  nl_meta *meta; /* nats_lens.* metadata (nats-server 2.10+), owned. */
+  /* nats_lens.* and io.nats.monitor.* metadata (nats-server 2.10+),
+   * owned. */
+  nl_meta *meta;
   size_t n_meta;
   /* State. */
   uint64_t delivered_consumer_seq;
