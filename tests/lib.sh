@@ -74,7 +74,7 @@ def free(base):
             held.append(s)
             s.bind(("127.0.0.1", port))
         return True
-    except OSError:
+    except (OSError, OverflowError):  # Taken, or a shifted base past 65535.
         return False
     finally:
         for s in held:
