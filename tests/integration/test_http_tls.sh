@@ -31,14 +31,14 @@ nl_test_certs "$K" || {
   nl_fail setup/certificates "openssl failed"
   exit 1
 }
-# hash PASSWORD: a bcrypt hash of cost 10.
-hash() {
+# bcrypt_hash PASSWORD: a bcrypt hash of cost 10.
+bcrypt_hash() {
   /usr/bin/python3 -c 'import bcrypt, sys
 print(bcrypt.hashpw(sys.argv[1].encode(), bcrypt.gensalt(10)).decode())' "$1"
 }
 OPS_PW="ops-$RANDOM-pw"
 DEV_PW="dev:with:colons"
-OPS_HASH=$(hash "$OPS_PW") && DEV_HASH=$(hash "$DEV_PW") || {
+OPS_HASH=$(bcrypt_hash "$OPS_PW") && DEV_HASH=$(bcrypt_hash "$DEV_PW") || {
   nl_fail setup/bcrypt "no bcrypt hash (python3-bcrypt)"
   exit 1
 }
@@ -99,7 +99,7 @@ for p in $PATHS; do
     "$NL_TMP/anon.h" || bad="$bad $p:$code"
 done
 if [ -z "$bad" ]; then
-  nl_pass anonymous/401 "$(echo $PATHS | wc -w) paths, each with a Basic challenge"
+  nl_pass anonymous/401 "$(wc -w <<<"$PATHS") paths, each with a Basic challenge"
 else
   nl_fail anonymous/401 "$bad"
 fi
