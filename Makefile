@@ -15,7 +15,7 @@ WARN := -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation
 BASE_CFLAGS := -std=gnu11 -fPIC $(WARN) -DNL_VERSION='"$(VERSION)"'
 PLUGIN_CFLAGS := -DHAVE_CONFIG_H -I$(COLLECTD_INC) -I$(COLLECTD_INC)/core \
 	-I$(COLLECTD_INC)/core/daemon
-LIBS := -lnats -ljson-c -lcrypto -lpthread -lm
+LIBS := -lnats -ljson-c -lcrypto -lcrypt -lpthread -lm
 
 BUILD := build
 PLUGIN := plugin/nats_lens.so
@@ -150,7 +150,8 @@ $(PLUGIN): $(GLUE_OBJ) $(HTTP_OBJ) $(JSAPI_LIB) $(CORE_LIB)
 		$(JSAPI_LIB) $(CORE_LIB) $(LIBS)
 
 # The unit tests cover the core, the request-function parts of jsapi
-# (polling, paging, the advisory queue and fetch) and the REST routes. Each
+# (polling, paging, the advisory queue and fetch), the REST routes and the
+# listener's basic authentication. Each
 # tests/unit/test_*.c is a binary of its own (build/unit/test_*), linked
 # with the harness library (tests/unit/nl_*.c: the runner, the fixtures and
 # the simulated world); tests/unit/run.sh runs them all.
@@ -168,10 +169,11 @@ $(UNIT_LIB): $(UNIT_LIB_OBJ)
 # `make mutate` is) rebuilds that object and this library alone: the
 # binaries need no relinking (the library is an order-only prerequisite),
 # and a change to a header compiles the tests again.
-$(UNIT_SO): $(BUILD)/http/nl_route.o $(JSAPI_LIB) $(CORE_LIB) | $(BUILD)/unit
+$(UNIT_SO): $(BUILD)/http/nl_route.o $(BUILD)/http/nl_auth.o $(JSAPI_LIB) \
+		$(CORE_LIB) | $(BUILD)/unit
 	$(CC) -shared $(LDSAN) -Wl,-soname,$(notdir $@) -o $@ \
-		$(BUILD)/http/nl_route.o -Wl,--whole-archive $(JSAPI_LIB) $(CORE_LIB) \
-		-Wl,--no-whole-archive $(LIBS)
+		$(BUILD)/http/nl_route.o $(BUILD)/http/nl_auth.o -Wl,--whole-archive \
+		$(JSAPI_LIB) $(CORE_LIB) -Wl,--no-whole-archive $(LIBS)
 
 # The harness's own check (tests/integration/test_unit_harness.sh) is a
 # test file with tests that crash and hang, built like the others.

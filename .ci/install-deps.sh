@@ -26,6 +26,10 @@ apt_install graphite-carbon python3-whisper influxdb prometheus iproute2 \
 # page in the dashboard test. test_http also builds an empty stand-in
 # library with cc (build-essential, above).
 apt_install libmicrohttpd-dev libmicrohttpd12 xxd chromium
+# The listener's TLS and users (test_http_tls): libcrypt's headers for
+# bcrypt (crypt_r), Python's bcrypt to make the test's password hashes, and
+# certutil (libnss3-tools) to make Chromium trust the test CA.
+apt_install libcrypt-dev python3-bcrypt libnss3-tools
 # nats-lens-check test (test_check): python3 validates the JSON reports,
 # script (bsdutils) gives the check a terminal for the colour test.
 apt_install python3 bsdutils

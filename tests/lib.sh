@@ -74,7 +74,7 @@ def free(base):
             held.append(s)
             s.bind(("127.0.0.1", port))
         return True
-    except OSError:
+    except (OSError, OverflowError):  # Taken, or a shifted base past 65535.
         return False
     finally:
         for s in held:
@@ -295,6 +295,33 @@ EOF
   echo "# collectd did not start" >&2
   cat "$d/collectd.out" "$d/collectd.log" >&2 2>/dev/null
   return 1
+}
+
+# nl_test_certs DIR: writes a test CA (ca.pem, ca.key), a server
+# certificate for 127.0.0.1 and localhost (server.pem, server.key) and a
+# client certificate (client.pem, client.key) that it signed, and a second
+# CA that nothing trusts (other-ca.pem, other-ca.key) with a client
+# certificate of its own (other-client.pem, other-client.key): EC P-256,
+# valid for 2 days. Returns non-zero when openssl fails.
+nl_test_certs() {
+  local k=$1
+  _nl_cert() { # NAME CN EXTENSIONS CA
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+      -keyout "$k/$1.key" -out "$k/$1.csr" -subj "/CN=$2" 2>/dev/null &&
+      openssl x509 -req -in "$k/$1.csr" -CA "$k/$4.pem" -CAkey "$k/$4.key" \
+        -CAcreateserial -out "$k/$1.pem" -days 2 \
+        -extfile <(printf '%s\n' "$3") 2>/dev/null
+  }
+  _nl_ca() { # NAME CN
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 \
+      -nodes -keyout "$k/$1.key" -out "$k/$1.pem" -days 2 -subj "/CN=$2" \
+      2>/dev/null
+  }
+  _nl_ca ca nl-test-ca &&
+    _nl_cert server localhost "subjectAltName=IP:127.0.0.1,DNS:localhost" ca &&
+    _nl_cert client nats-lens "extendedKeyUsage=clientAuth" ca &&
+    _nl_ca other-ca nl-untrusted-ca &&
+    _nl_cert other-client nats-lens "extendedKeyUsage=clientAuth" other-ca
 }
 
 # nl_inject PORT ARGS...: runs the fault injector against 127.0.0.1:PORT.

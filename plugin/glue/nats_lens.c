@@ -318,8 +318,10 @@ static int nl_init(void) {
     if (inst->http != NULL) {
       if (nl_http_serve(inst->http, err, sizeof(err)) == 0)
         INFO(LOG_PREFIX "Instance \"%s\": REST API and dashboard on "
-                        "http://%s:%s/",
-             inst->name, inst->listen_host, inst->listen_port);
+                        "%s://%s:%s/%s",
+             inst->name, inst->listen_tls_cert ? "https" : "http",
+             inst->listen_host, inst->listen_port,
+             inst->listen_client_ca ? " (client certificates required)" : "");
       else
         ERROR(LOG_PREFIX "Instance \"%s\": %s; it polls without the REST "
                          "API and dashboard.",

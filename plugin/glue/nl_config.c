@@ -126,6 +126,29 @@ static int config_listen(oconfig_item_t *ci, nl_instance *inst) {
   return inst->listen_host && inst->listen_port ? 0 : -1;
 }
 
+/* Reads ListenUser "name" "bcrypt hash" into inst->listen_users. */
+static int config_listen_user(oconfig_item_t *ci, nl_instance *inst) {
+  if (ci->values_num != 2 || ci->values[0].type != OCONFIG_TYPE_STRING ||
+      ci->values[1].type != OCONFIG_TYPE_STRING) {
+    ERROR(LOG_PREFIX "Instance \"%s\": option ListenUser needs a user name "
+                     "and a bcrypt hash of the password, as in ListenUser "
+                     "\"ops\" \"$2b$12$...\" (docs/security.md).",
+          inst->name);
+    return -1;
+  }
+  if (inst->listen_users == NULL &&
+      (inst->listen_users = nl_auth_new()) == NULL)
+    return -1;
+  char why[256];
+  if (nl_auth_add_user(inst->listen_users, ci->values[0].value.string,
+                       ci->values[1].value.string, why, sizeof(why)) != 0) {
+    ERROR(LOG_PREFIX "Instance \"%s\": option ListenUser: %s.", inst->name,
+          why);
+    return -1;
+  }
+  return 0;
+}
+
 /* Reads AccountAdvisories "account" "credentials file", or "account"
  * "user" "password". */
 static int config_account_advisories(oconfig_item_t *ci, nl_instance *inst) {
@@ -308,6 +331,14 @@ static int config_instance_options(oconfig_item_t *ci, nl_instance *inst) {
       status = config_summary_interval(child, inst);
     else if (strcasecmp("Listen", key) == 0)
       status = config_listen(child, inst);
+    else if (strcasecmp("ListenTLSCert", key) == 0)
+      status = cf_util_get_string(child, &inst->listen_tls_cert);
+    else if (strcasecmp("ListenTLSKey", key) == 0)
+      status = cf_util_get_string(child, &inst->listen_tls_key);
+    else if (strcasecmp("ListenClientCA", key) == 0)
+      status = cf_util_get_string(child, &inst->listen_client_ca);
+    else if (strcasecmp("ListenUser", key) == 0)
+      status = config_listen_user(child, inst);
     else if (strcasecmp("Advisories", key) == 0)
       status = cf_util_get_boolean(child, &inst->advisories);
     else if (strcasecmp("ApiAudit", key) == 0)
@@ -407,6 +438,33 @@ static int check_combinations(const nl_instance *inst) {
           inst->name);
     return -1;
   }
+  return 0;
+}
+
+/* Checks the options of the listener's protection: each needs Listen,
+ * ListenTLSCert and ListenTLSKey go together, and ListenClientCA needs
+ * them. Warns that ListenUser without TLS sends passwords in clear.
+ * Returns 0, or -1 after logging the first that does not hold. */
+static int check_listen_protection(const nl_instance *inst) {
+  bool any = inst->listen_tls_cert || inst->listen_tls_key ||
+             inst->listen_client_ca || inst->listen_users;
+  const char *why = NULL;
+  if (any && inst->listen_host == NULL)
+    why = "options ListenTLSCert, ListenTLSKey, ListenClientCA and "
+          "ListenUser need Listen";
+  else if ((inst->listen_tls_cert == NULL) != (inst->listen_tls_key == NULL))
+    why = "options ListenTLSCert and ListenTLSKey go together";
+  else if (inst->listen_client_ca && !inst->listen_tls_cert)
+    why = "option ListenClientCA needs ListenTLSCert and ListenTLSKey";
+  if (why != NULL) {
+    ERROR(LOG_PREFIX "Instance \"%s\": %s.", inst->name, why);
+    return -1;
+  }
+  if (inst->listen_users && !inst->listen_tls_cert)
+    WARNING(LOG_PREFIX "Instance \"%s\": ListenUser without ListenTLSCert: "
+                       "passwords cross the network in clear; bind Listen "
+                       "to loopback or add TLS.",
+            inst->name);
   return 0;
 }
 
@@ -516,12 +574,24 @@ static int bind_listener(nl_instance *inst) {
     return 0;
   cdtime_t interval =
       inst->interval ? inst->interval : cf_get_default_interval();
-  nl_http_config hc = {inst->listen_host, inst->listen_port, inst->name,
+  char err[512];
+  nl_tls_files tls = {0};
+  if (inst->listen_tls_cert != NULL &&
+      nl_tls_load(inst->listen_tls_cert, inst->listen_tls_key,
+                  inst->listen_client_ca, &tls, err, sizeof(err)) != 0) {
+    ERROR(LOG_PREFIX "Instance \"%s\": option %s.", inst->name, err);
+    return -1;
+  }
+  nl_http_config hc = {inst->listen_host,
+                       inst->listen_port,
+                       inst->name,
                        inst->system_account ? NULL : inst->engine,
                        (int64_t)CDTIME_T_TO_NS(3 * interval) +
-                           (int64_t)(inst->timeout_s * 1e9)};
-  char err[512];
+                           (int64_t)(inst->timeout_s * 1e9),
+                       inst->listen_tls_cert ? &tls : NULL,
+                       inst->listen_users};
   int rc = nl_http_create(&hc, &inst->http, err, sizeof(err));
+  nl_tls_files_free(&tls);
   if (rc == NL_HTTP_NO_LIBRARY) {
     ERROR(LOG_PREFIX "Instance \"%s\": %s; it polls without the REST API "
                      "and dashboard.",
@@ -540,7 +610,7 @@ nl_instance *nl_config_instance(oconfig_item_t *ci) {
   if (inst == NULL)
     return NULL;
   if (config_name(ci, inst) != 0 || config_instance_options(ci, inst) != 0 ||
-      check_combinations(inst) != 0)
+      check_combinations(inst) != 0 || check_listen_protection(inst) != 0)
     goto fail;
   system_account_advisories(inst);
   if (create_transports(inst) != 0 || open_poll_log(inst) != 0 ||

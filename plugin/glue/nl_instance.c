@@ -115,6 +115,10 @@ void nl_instance_free(void *arg) {
   free(inst->account_id);
   free(inst->listen_host);
   free(inst->listen_port);
+  free(inst->listen_tls_cert);
+  free(inst->listen_tls_key);
+  free(inst->listen_client_ca);
+  nl_auth_free(inst->listen_users);
   nl_engine_free(inst->engine);
   if (owns)
     nl_transport_free(inst->transport);

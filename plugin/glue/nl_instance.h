@@ -86,6 +86,13 @@ struct nl_instance {
   nl_health health;
   char *listen_host; /* Listen "host" "port"; NULL when not configured. */
   char *listen_port;
+  /* ListenTLSCert, ListenTLSKey, ListenClientCA (paths, or NULL) and the
+   * users of ListenUser (NULL when none). The listener borrows
+   * listen_users, which is freed after it stops. */
+  char *listen_tls_cert;
+  char *listen_tls_key;
+  char *listen_client_ca;
+  nl_auth *listen_users;
 
   nl_transport *transport;
   nl_engine *engine;

@@ -28,6 +28,11 @@
 #define NL_HTTP_PER_CLIENT 16
 #define NL_HTTP_IDLE_S 5
 
+/* The TLS versions offered (GnuTLS priority string): 1.2 and 1.3 only. */
+#define NL_HTTP_TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+/* The realm named in the basic authentication challenge. */
+#define NL_HTTP_REALM "Basic realm=\"nats-lens\", charset=\"UTF-8\""
+
 /* History documents kept rendered (one per consumer asked for, or with a
  * finding), how long one is kept after the last request for it, and how
  * long a request for a consumer not yet kept may wait for an apply in
@@ -68,6 +73,8 @@ typedef struct {
 struct nl_http {
   struct MHD_Daemon *daemon;
   int fd;
+  nl_tls_files tls; /* Empty for plain HTTP (then tls.cert_pem is NULL). */
+  nl_auth *auth;    /* Borrowed: NULL without basic authentication. */
   char *instance;
   nl_engine *engine; /* NULL with SystemAccount: see accounts. */
   /* SystemAccount: the accounts seen so far (guarded by doc_lock; added by
@@ -113,6 +120,8 @@ typedef struct {
   __typeof__(&MHD_queue_response) queue_response;
   __typeof__(&MHD_destroy_response) destroy_response;
   __typeof__(&MHD_lookup_connection_value) lookup_connection_value;
+  __typeof__(&MHD_get_connection_info) get_connection_info;
+  __typeof__(&MHD_is_feature_supported) is_feature_supported;
 } mhd_api;
 
 static mhd_api mhd;
@@ -140,7 +149,9 @@ static void mhd_load(void) {
                  MHD_SYMBOL(add_response_header),
                  MHD_SYMBOL(queue_response),
                  MHD_SYMBOL(destroy_response),
-                 MHD_SYMBOL(lookup_connection_value)};
+                 MHD_SYMBOL(lookup_connection_value),
+                 MHD_SYMBOL(get_connection_info),
+                 MHD_SYMBOL(is_feature_supported)};
 #undef MHD_SYMBOL
   void *lib = dlopen(MHD_LIBRARY, RTLD_NOW | RTLD_LOCAL);
   if (lib == NULL) {
@@ -176,6 +187,39 @@ static int mhd_open(char *err, size_t errlen) {
   return -1;
 }
 
+/* GnuTLS, for the one function that checks a client's certificate against
+ * the client CA (libmicrohttpd asks for the certificate but leaves its
+ * check to the application). It is the library libmicrohttpd was loaded
+ * with, opened only when a listener has a client CA. The session is a
+ * gnutls_session_t; GnuTLS's header is not needed for one call. */
+#define GNUTLS_LIBRARY "libgnutls.so.30"
+typedef int (*verify_peers_fn)(void *session, unsigned int *status);
+static verify_peers_fn gnutls_verify_peers;
+static char gnutls_error[256];
+static pthread_once_t gnutls_once = PTHREAD_ONCE_INIT;
+
+/* The pthread_once routine: sets gnutls_verify_peers, or gnutls_error. */
+static void gnutls_load(void) {
+  void *lib = dlopen(GNUTLS_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+  void *sym = lib ? dlsym(lib, "gnutls_certificate_verify_peers2") : NULL;
+  if (sym == NULL) {
+    const char *why = dlerror();
+    snprintf(gnutls_error, sizeof(gnutls_error), "%s", why ? why : "not found");
+    return;
+  }
+  memcpy(&gnutls_verify_peers, &sym, sizeof(sym));
+}
+
+/* True when the client of conn presented a certificate that the client CA
+ * signed and that is valid now. */
+static bool client_verified(struct MHD_Connection *conn) {
+  const union MHD_ConnectionInfo *ci =
+      mhd.get_connection_info(conn, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+  unsigned int status = 1;
+  return ci != NULL && ci->tls_session != NULL &&
+         gnutls_verify_peers(ci->tls_session, &status) == 0 && status == 0;
+}
+
 static int64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -196,6 +240,8 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
     mhd.add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
   if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
     mhd.add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+  if (status == MHD_HTTP_UNAUTHORIZED)
+    mhd.add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, NL_HTTP_REALM);
   if (strcmp(type, HTML_TYPE) == 0)
     mhd.add_response_header(r, "Content-Security-Policy", PAGE_POLICY);
   enum MHD_Result ret = mhd.queue_response(conn, status, r);
@@ -315,7 +361,11 @@ static enum MHD_Result reply_streams(nl_http *h, struct MHD_Connection *conn) {
   return ret;
 }
 
-static enum MHD_Result reply_healthz(nl_http *h, struct MHD_Connection *conn) {
+/* GET /healthz. Open to all, it tells the whole state (instance, counts,
+ * the last error) only when detail is set: without basic authentication,
+ * or to a user. */
+static enum MHD_Result reply_healthz(nl_http *h, struct MHD_Connection *conn,
+                                     bool detail) {
   struct json_object *o = json_object_new_object();
   if (o == NULL)
     return MHD_NO;
@@ -332,14 +382,16 @@ static enum MHD_Result reply_healthz(nl_http *h, struct MHD_Connection *conn) {
                                      : "failing";
   bool ok = h->polls > 0 && h->last_ok && !stale;
   nl_json_add_string(o, "status", status);
-  nl_json_add_string(o, "instance", h->instance);
   nl_json_add_time(o, "generated_at", now);
-  nl_json_add_number(o, "stale_after_s", (double)h->stale_after_ns / 1e9);
-  nl_json_add_number(o, "polls", (double)h->polls);
-  nl_json_add_number(o, "failed_polls", (double)h->failed_polls);
-  nl_json_add_time(o, "last_poll_at", h->last_poll_ns);
-  nl_json_add_time(o, "last_success_at", h->last_success_ns);
-  nl_json_add_string(o, "last_error", h->last_ok ? NULL : h->last_error);
+  if (detail) {
+    nl_json_add_string(o, "instance", h->instance);
+    nl_json_add_number(o, "stale_after_s", (double)h->stale_after_ns / 1e9);
+    nl_json_add_number(o, "polls", (double)h->polls);
+    nl_json_add_number(o, "failed_polls", (double)h->failed_polls);
+    nl_json_add_time(o, "last_poll_at", h->last_poll_ns);
+    nl_json_add_time(o, "last_success_at", h->last_success_ns);
+    nl_json_add_string(o, "last_error", h->last_ok ? NULL : h->last_error);
+  }
   pthread_mutex_unlock(&h->doc_lock);
   size_t len = 0;
   char *text = nl_json_take_text(o, &len);
@@ -528,17 +580,31 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn,
   (void)upload_data_size;
   (void)con_cls;
   nl_http *h = cls;
+  /* With a client CA, no path answers a client without its certificate. */
+  if (h->tls.client_ca_pem != NULL && !client_verified(conn))
+    return reply_error(conn, MHD_HTTP_FORBIDDEN,
+                       "a client certificate signed by the ListenClientCA "
+                       "authority is needed");
+  char stream[NL_NAME_MAX + 1], consumer[NL_NAME_MAX + 1];
+  nl_route route = nl_route_parse(url, stream, consumer, sizeof(stream));
+  bool user =
+      h->auth == NULL ||
+      nl_auth_check(h->auth,
+                    mhd.lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                MHD_HTTP_HEADER_AUTHORIZATION));
+  if (!user && route != NL_ROUTE_HEALTHZ)
+    return reply_error(conn, MHD_HTTP_UNAUTHORIZED,
+                       "a user name and password are needed");
   if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 &&
       strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
     return reply_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
                        "only GET and HEAD are allowed");
-  char stream[NL_NAME_MAX + 1], consumer[NL_NAME_MAX + 1];
-  switch (nl_route_parse(url, stream, consumer, sizeof(stream))) {
+  switch (route) {
   case NL_ROUTE_INDEX:
     return reply(conn, MHD_HTTP_OK, HTML_TYPE, nl_dashboard_html,
                  nl_dashboard_html_len);
   case NL_ROUTE_HEALTHZ:
-    return reply_healthz(h, conn);
+    return reply_healthz(h, conn, user);
   case NL_ROUTE_VIOLATIONS:
     return reply_document(h, conn, &h->violations, &h->violations_len);
   case NL_ROUTE_STREAMS:
@@ -604,6 +670,38 @@ static int listen_on(const char *host, const char *port, char *err,
   return fd;
 }
 
+/* Keeps a copy of the PEM texts of tls in h, after checking that the
+ * library can serve TLS (and check client certificates, with a client
+ * CA). Returns 0, or -1 with err. */
+static int use_tls(nl_http *h, const nl_tls_files *tls, char *err,
+                   size_t errlen) {
+  if (mhd.is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+    snprintf(err, errlen,
+             "ListenTLSCert: " MHD_LIBRARY " was built without TLS support");
+    return -1;
+  }
+  if (tls->client_ca_pem != NULL) {
+    pthread_once(&gnutls_once, gnutls_load);
+    if (gnutls_verify_peers == NULL) {
+      snprintf(err, errlen,
+               "ListenClientCA needs " GNUTLS_LIBRARY " to check client "
+               "certificates: %s",
+               gnutls_error);
+      return -1;
+    }
+  }
+  h->tls.cert_pem = strdup(tls->cert_pem);
+  h->tls.key_pem = strdup(tls->key_pem);
+  if (tls->client_ca_pem != NULL)
+    h->tls.client_ca_pem = strdup(tls->client_ca_pem);
+  if (h->tls.cert_pem == NULL || h->tls.key_pem == NULL ||
+      (tls->client_ca_pem != NULL && h->tls.client_ca_pem == NULL)) {
+    snprintf(err, errlen, "out of memory");
+    return -1;
+  }
+  return 0;
+}
+
 int nl_http_create(const nl_http_config *cfg, nl_http **out, char *err,
                    size_t errlen) {
   *out = NULL;
@@ -617,9 +715,14 @@ int nl_http_create(const nl_http_config *cfg, nl_http **out, char *err,
   }
   h->engine = cfg->engine;
   h->stale_after_ns = cfg->stale_after_ns;
+  h->auth = cfg->auth;
   h->fd = -1;
   pthread_mutex_init(&h->registry_lock, NULL);
   pthread_mutex_init(&h->doc_lock, NULL);
+  if (cfg->tls != NULL && use_tls(h, cfg->tls, err, errlen) != 0) {
+    nl_http_stop(h);
+    return -1;
+  }
   /* Documents for the time before the first poll. */
   nl_snapshot_set empty = {0};
   if (h->engine != NULL)
@@ -642,15 +745,27 @@ int nl_http_serve(nl_http *h, char *err, size_t errlen) {
    * most NL_HTTP_PER_CLIENT of them, and a connection that sends nothing
    * for NL_HTTP_IDLE_S seconds is closed: a few slow or idle clients
    * (slowloris) cannot take every slot. */
+  bool tls = h->tls.cert_pem != NULL;
+  struct MHD_OptionItem tls_options[] = {
+      {MHD_OPTION_HTTPS_MEM_CERT, 0, h->tls.cert_pem},
+      {MHD_OPTION_HTTPS_MEM_KEY, 0, h->tls.key_pem},
+      {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)NL_HTTP_TLS_PRIORITIES},
+      {h->tls.client_ca_pem ? MHD_OPTION_HTTPS_MEM_TRUST : MHD_OPTION_END, 0,
+       h->tls.client_ca_pem},
+      {MHD_OPTION_END, 0, NULL}};
   h->daemon = mhd.start_daemon(
-      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, handle, h,
-      MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_CONNECTION_LIMIT,
-      (unsigned)NL_HTTP_CONNECTIONS, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-      (unsigned)NL_HTTP_PER_CLIENT, MHD_OPTION_CONNECTION_TIMEOUT,
-      (unsigned)NL_HTTP_IDLE_S, MHD_OPTION_UNESCAPE_CALLBACK, keep_escapes,
-      NULL, MHD_OPTION_END);
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | (tls ? MHD_USE_TLS : 0),
+      0, NULL, NULL, handle, h, MHD_OPTION_LISTEN_SOCKET, h->fd,
+      MHD_OPTION_CONNECTION_LIMIT, (unsigned)NL_HTTP_CONNECTIONS,
+      MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)NL_HTTP_PER_CLIENT,
+      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)NL_HTTP_IDLE_S,
+      MHD_OPTION_UNESCAPE_CALLBACK, keep_escapes, NULL, MHD_OPTION_ARRAY,
+      tls ? tls_options : &tls_options[4], MHD_OPTION_END);
   if (h->daemon == NULL) {
-    snprintf(err, errlen, "Listen: the HTTP server did not start");
+    snprintf(err, errlen,
+             tls ? "Listen: the HTTPS server did not start (GnuTLS refused "
+                   "ListenTLSCert, ListenTLSKey or ListenClientCA)"
+                 : "Listen: the HTTP server did not start");
     return -1;
   }
   h->fd = -1; /* The daemon owns the socket now and closes it on stop. */
@@ -678,6 +793,7 @@ void nl_http_stop(nl_http *h) {
   }
   free(h->accounts);
   free(h->instance);
+  nl_tls_files_free(&h->tls);
   free(h);
 }
 

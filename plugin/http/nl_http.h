@@ -16,6 +16,8 @@
 #define NL_HTTP_H
 
 #include "core/nl_engine.h"
+#include "nl_auth.h"
+#include "nl_tls.h"
 
 typedef struct {
   const char *host;     /* Address to bind, as in "127.0.0.1" or "::1". */
@@ -28,11 +30,20 @@ typedef struct {
   /* /healthz says "stale" (503) when the latest poll started longer ago
    * than this (0: never). */
   int64_t stale_after_ns;
+  /* TLS (1.2 and later only): the checked PEM files (nl_tls_load, copied),
+   * or NULL for plain HTTP. With a client CA, every request needs a client
+   * certificate that it signed. */
+  const nl_tls_files *tls;
+  /* The users of basic authentication (must outlive the server), or NULL:
+   * with them, every path but /healthz needs a user's credentials, and
+   * /healthz says more than its status only to a user. */
+  nl_auth *auth;
 } nl_http_config;
 
 typedef struct nl_http nl_http;
 
-/* Returned by nl_http_create when libmicrohttpd.so.12 cannot be loaded. */
+/* Returned by nl_http_create when libmicrohttpd.so.12 cannot be loaded
+ * (a listener that was to use TLS is never started without it). */
 #define NL_HTTP_NO_LIBRARY (-2)
 
 /* Binds host:port, without serving yet: a listening socket survives
@@ -40,7 +51,8 @@ typedef struct nl_http nl_http;
  * in the process loads libmicrohttpd.so.12 (the plugin does not link it).
  * Returns 0 and sets *out; or NL_HTTP_NO_LIBRARY when the library or one of
  * its functions is missing, or -1 on any other failure (bad port, address
- * in use, ...), both with a one-line reason in err. */
+ * in use, TLS asked of a library built without it, ...), both with a
+ * one-line reason in err. */
 int nl_http_create(const nl_http_config *cfg, nl_http **out, char *err,
                    size_t errlen);
 

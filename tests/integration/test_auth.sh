@@ -44,21 +44,7 @@ fi
 }
 
 # A test CA, a server certificate for 127.0.0.1, and a client certificate.
-cert() { # NAME CN EXTENSIONS
-  openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-    -keyout "$K/$1.key" -out "$K/$1.csr" -subj "/CN=$2" 2>/dev/null &&
-    openssl x509 -req -in "$K/$1.csr" -CA "$K/ca.pem" -CAkey "$K/ca.key" \
-      -CAcreateserial -out "$K/$1.pem" -days 2 \
-      -extfile <(printf '%s\n' "$3") 2>/dev/null
-}
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-  -keyout "$K/ca.key" -out "$K/ca.pem" -days 2 -subj "/CN=nl-test-ca" \
-  2>/dev/null &&
-  cert server localhost "subjectAltName=IP:127.0.0.1,DNS:localhost" &&
-  cert client nats-lens "extendedKeyUsage=clientAuth" &&
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
-    -keyout "$K/other-ca.key" -out "$K/other-ca.pem" -days 2 \
-    -subj "/CN=nl-untrusted-ca" 2>/dev/null || {
+nl_test_certs "$K" || {
   nl_fail setup/certificates "openssl failed"
   exit 1
 }

@@ -141,6 +141,60 @@ expect ambiguous "$(inst real "$URL")
 $(inst real-eu "$URL")" 'Instance "real-eu"' 'could not be told from' \
   'Instance "real"'
 
+# The listener's TLS and users (docs/security.md): each bad file, pairing
+# or hash refuses the configuration naming the option; a password given in
+# clear where the hash goes is refused and never logged.
+K=$D/k
+mkdir -p "$K"
+nl_test_certs "$K" || nl_fail setup/certificates "openssl failed"
+openssl pkcs8 -topk8 -v2 aes256 -passout pass:x -in "$K/server.key" \
+  -out "$K/encrypted.key" 2>/dev/null
+LISTEN='Listen "127.0.0.1" "14698"'
+SERVER_TLS="ListenTLSCert \"$K/server.pem\"
+ListenTLSKey \"$K/server.key\""
+# Hashes of "pw" at cost 10 (accepted) and 4 (too weak).
+HASH10='$2b$10$zWoEZffne7SewnvtYFp0NeZgO.6EjbJJGPPI9ieUQsD1J4B82pF9K'
+HASH4='$2b$04$......................CZJXs39HZ6odvxM3EvHl/Fh/PsT/WM6'
+listen() { inst "$1" "$URL
+$LISTEN
+$2"; }
+expect tls-cert-missing "$(listen t1 "ListenTLSCert \"$D/none.pem\"
+ListenTLSKey \"$K/server.key\"")" 'Instance "t1"' \
+  "option ListenTLSCert \"$D/none.pem\" cannot be read: No such file"
+expect tls-cert-garbage "$(listen t2 "ListenTLSCert \"$D/garbage.pem\"
+ListenTLSKey \"$K/server.key\"")" 'Instance "t2"' \
+  'option ListenTLSCert' 'holds no PEM certificate'
+expect tls-key-garbage "$(listen t3 "ListenTLSCert \"$K/server.pem\"
+ListenTLSKey \"$D/garbage.pem\"")" 'Instance "t3"' \
+  'option ListenTLSKey' 'holds no PEM private key'
+expect tls-key-encrypted "$(listen t4 "ListenTLSCert \"$K/server.pem\"
+ListenTLSKey \"$K/encrypted.key\"")" 'Instance "t4"' \
+  'option ListenTLSKey' 'an encrypted key is not supported'
+expect tls-key-mismatch "$(listen t5 "ListenTLSCert \"$K/server.pem\"
+ListenTLSKey \"$K/client.key\"")" 'Instance "t5"' \
+  'ListenTLSKey does not match the certificate of ListenTLSCert'
+expect tls-client-ca-garbage "$(listen t6 "$SERVER_TLS
+ListenClientCA \"$D/garbage.pem\"")" 'Instance "t6"' \
+  'option ListenClientCA' 'holds no PEM certificate'
+expect tls-cert-alone "$(listen t7 "ListenTLSCert \"$K/server.pem\"")" \
+  'Instance "t7"' 'options ListenTLSCert and ListenTLSKey go together'
+expect tls-client-ca-alone "$(listen t8 "ListenClientCA \"$K/ca.pem\"")" \
+  'Instance "t8"' 'option ListenClientCA needs ListenTLSCert and ListenTLSKey'
+expect tls-without-listen "$(inst t9 "$URL
+$SERVER_TLS")" 'Instance "t9"' 'need Listen'
+expect user-weak-hash "$(listen u1 "ListenUser \"ops\" \"$HASH4\"")" \
+  'Instance "u1"' 'ListenUser: the hash of user "ops" has cost 4: too weak'
+expect user-short-hash "$(listen u2 "ListenUser \"ops\" \"${HASH10%?}\"")" \
+  'Instance "u2"' 'the hash of user "ops" is not a whole bcrypt hash'
+expect user-clear-password "$(listen u3 "ListenUser \"ops\" \"$SECRET\"")" \
+  'Instance "u3"' 'the hash of user "ops" is not a bcrypt hash'
+expect user-twice "$(listen u4 "ListenUser \"ops\" \"$HASH10\"
+ListenUser \"ops\" \"$HASH10\"")" 'Instance "u4"' 'user "ops" is given twice'
+expect user-colon "$(listen u5 "ListenUser \"a:b\" \"$HASH10\"")" \
+  'Instance "u5"' 'user name "a:b" must be 1 to 64 characters without'
+expect user-one-value "$(listen u6 "ListenUser \"ops\"")" 'Instance "u6"' \
+  'option ListenUser needs a user name and a bcrypt hash'
+
 # An unknown option is a warning naming it and the instance; collectd runs.
 run_conf unknown "$(inst u "$URL
 Frobnicate 1")"
@@ -149,6 +203,14 @@ if [ -n "$line" ] && [ "$RC" -eq 124 ]; then
   nl_pass unknown-option "${line#*] }; collectd kept running"
 else
   nl_fail unknown-option "status $RC; $(echo "$OUT" | grep -m2 nats_lens)"
+fi
+# Users without TLS: a warning that passwords cross in clear; collectd runs.
+run_conf user-plain "$(listen u7 "ListenUser \"ops\" \"$HASH10\"")"
+line=$(echo "$OUT" | grep 'Instance "u7": ListenUser without ListenTLSCert')
+if [ -n "$line" ] && [ "$RC" -eq 124 ]; then
+  nl_pass user-without-tls "${line#*] }; collectd kept running"
+else
+  nl_fail user-without-tls "status $RC; $(echo "$OUT" | grep -m2 nats_lens)"
 fi
 # An option outside any Instance block.
 run_conf outside "$URL"

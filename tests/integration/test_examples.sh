@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The examples, run for real:
 # - the collectd snippets of examples/collectd/ (all but auth.conf, which
-#   needs credential files and an authenticating server, and
-#   system-account.conf and agent.conf, which need a system-account user;
-#   they are run for real by test_auth, test_system_account and
-#   test_agents) are loaded
+#   needs credential files and an authenticating server,
+#   system-account.conf and agent.conf, which need a system-account user,
+#   and listen-tls.conf, which needs certificates; they are run for real by
+#   test_auth, test_system_account, test_agents and test_http_tls) are
+#   loaded
 #   together into a real collectd, their URLs pointed at a local
 #   nats-server: collectd starts without a warning, and every instance they
 #   define connects and dispatches values;
@@ -58,7 +59,9 @@ nl_start_nats "$PORT" || exit 1
 blocks=
 instances=
 for f in "$EX"/collectd/*.conf; do
-  case $(basename "$f") in auth.conf | system-account.conf | agent.conf) continue ;; esac
+  case $(basename "$f") in
+  auth.conf | system-account.conf | agent.conf | listen-tls.conf) continue ;;
+  esac
   blocks="$blocks
 $(plugin_blocks "$f" |
     sed -E -e "s|URL \"[a-z]+://[^\"]*\"|URL \"nats://127.0.0.1:$PORT\"|" \

@@ -7,6 +7,11 @@ JSON value of the expression PROBE (a promise is awaited; the page may
 use the clipboard), and saves a screenshot if asked. It
 talks to Chromium over the DevTools protocol with the standard library
 only (a minimal WebSocket client). Exits 1 when the page never got ready.
+
+With NL_BROWSER_AUTH="user:password" in the environment, every request of
+the page carries that user's basic authentication (an Authorization
+header). Chromium trusts the authorities of the NSS database under $HOME
+(.pki/nssdb), where a test may add its own CA.
 """
 import base64
 import json
@@ -140,6 +145,12 @@ def main():
                                                      "clipboardSanitizedWrite"]})
         page.call("Emulation.setFocusEmulationEnabled", {"enabled": True})
         page.call("Page.enable")
+        auth = os.environ.get("NL_BROWSER_AUTH")
+        if auth:
+            page.call("Network.enable")
+            page.call("Network.setExtraHTTPHeaders", {"headers": {
+                "Authorization": "Basic " +
+                base64.b64encode(auth.encode()).decode()}})
         page.call("Page.navigate", {"url": url})
         for _ in range(150):
             if page.evaluate("Boolean(%s)" % ready):
