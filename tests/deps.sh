@@ -14,8 +14,8 @@ headers="/usr/include/collectd/core/daemon/plugin.h /usr/include/nats/nats.h \
 if [ "$what" = test ]; then
   tools="$tools curl python3 chromium go node npm gnuplot carbon-cache influxd
     prometheus promtool valgrind clang dpkg-deb lintian help2man man readelf
-    xxd openssl script ip"
-  headers="$headers /usr/include/microhttpd.h"
+    xxd openssl script ip certutil"
+  headers="$headers /usr/include/microhttpd.h /usr/include/crypt.h"
 fi
 missing=""
 for t in $tools; do

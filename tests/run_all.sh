@@ -44,7 +44,7 @@ count() {
 missing=""
 for tool in nats-server collectd curl python3 chromium go node npm gnuplot \
   carbon-cache influxd prometheus promtool valgrind clang dpkg-deb lintian \
-  help2man man readelf xxd cc openssl script ip; do
+  help2man man readelf xxd cc openssl script ip certutil; do
   command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
 if [ -n "$missing" ]; then
