@@ -8,7 +8,7 @@
 #   gives its default and an example; and every option heading there is an
 #   option the parser accepts;
 # - every class of NL_CLASS_LIST (plugin/core/model/nl_finding.h) has a
-#   heading in docs/detectors.md;
+#   heading in docs/detectors.md and a row in the README's class table;
 # - every type the plugin dispatches, and every type of
 #   types.db.d/nats_lens.db, appears in docs/metrics.md, with every literal
 #   type instance.
@@ -118,6 +118,13 @@ else
   expect_none classes/documented "$missing" \
     "each has a heading in $DETECTORS_DOC" "no heading in $DETECTORS_DOC for"
 fi
+# The README's one table of the classes has a row for each.
+missing=
+for cls in $classes; do
+  grep -qE "^\| $cls \|" README.md || missing="$missing $cls"
+done
+expect_none classes/in-readme "$missing" \
+  "each has a row in the README's table" "no row in the README's table for"
 
 # Metrics: literal types and type instances of the submit calls in the
 # glue, the per-class types (nats_lens_<suffix>), and the types database.
