@@ -14,6 +14,11 @@
 #             2, 1 replica behind, 1 more failure stops them; the stream's
 #             lag 200 or more); started again: both cleared once it caught
 #             up.
+#   PK        (nats-server 2.10 and later) an R3 stream annotated for
+#             natscli's check, io.nats.monitor.peer-lag-critical=50: silent
+#             through the twins, STREAM_THRESHOLD critical when the server
+#             is down and 100 messages leave its peer behind, cleared once
+#             it caught up.
 #   R2        an R2 stream whose follower's server is killed: found
 #             critical (1 current copy of a quorum of 2: no publish can be
 #             committed), cleared when the server is back.
@@ -35,6 +40,15 @@ inj consumer-create RK c --ack-wait 30 --replicas 3 >/dev/null &&
   nl_fail setup/objects "stream, consumer or messages not created"
   exit 1
 }
+# PK: natscli's peer threshold, on servers that keep stream metadata.
+peer_keys=0
+if ! nl_server_older 2 10; then
+  inj stream-create PK --subjects 'pk.>' --replicas 3 \
+    --metadata io.nats.monitor.peer-lag-critical=50 >/dev/null && peer_keys=1
+  nl_check setup/PK [ "$peer_keys" = 1 ]
+else
+  echo "# PK: nats-server $(nl_server_release) keeps no stream metadata"
+fi
 # cluster_of API PYEXPR: PYEXPR of the "cluster" object of an INFO reply
 # (c), asked of the first live node (none if no node answers).
 cluster_of() {
@@ -98,12 +112,14 @@ nl_check twins/caught-up nl_retry 30 all_current
 p=$(polls)
 nl_retry 30 polled $((p + 7))
 nl_check_silent twins/stream-silent "RK:" STREAM_REPLICAS_AT_RISK
+[ "$peer_keys" = 1 ] && nl_check_silent twins/PK-silent "PK:" STREAM_THRESHOLD
 nl_check_silent twins/consumer-silent "RK/c:" CONSUMER_REPLICAS_AT_RISK
 
 # The fault: the victim down, 200 messages published meanwhile.
 nl_cluster_node_kill "$victim"
 down_at=$(date +%s)
 inj publish rk.x --count 200 >/dev/null
+[ "$peer_keys" = 1 ] && inj publish pk.x --count 100 >/dev/null
 if line=$(nl_wait_notification 40 "severity = WARNING" \
   "type_instance = STREAM_REPLICAS_AT_RISK," "stream RK:" "current_copies=2," \
   "replicas_behind=1,"); then
@@ -123,10 +139,20 @@ if line=$(nl_wait_notification 20 "severity = WARNING" \
 else
   nl_fail RK/c/detected "no CONSUMER_REPLICAS_AT_RISK warning for RK/c"
 fi
+if [ "$peer_keys" = 1 ]; then
+  if line=$(nl_wait_notification 30 "severity = FAILURE" \
+    "type_instance = STREAM_THRESHOLD," "stream PK:" "peer_lag_critical=50,"); then
+    nl_pass PK/detected "${line#*message = }"
+  else
+    nl_fail PK/detected "no STREAM_THRESHOLD for PK's peer behind"
+  fi
+fi
 nl_cluster_node_start "$victim" || exit 1
 up_at=$(date +%s)
 nl_check fault/caught-up nl_retry 30 all_current
-for who in STREAM_REPLICAS_AT_RISK:RK CONSUMER_REPLICAS_AT_RISK:RK/c; do
+whos="STREAM_REPLICAS_AT_RISK:RK CONSUMER_REPLICAS_AT_RISK:RK/c"
+[ "$peer_keys" = 1 ] && whos="$whos STREAM_THRESHOLD:PK"
+for who in $whos; do
   if line=$(nl_wait_notification 40 "severity = OKAY" \
     "type_instance = ${who%%:*}," "${who#*:} cleared"); then
     nl_pass "${who#*:}/cleared"

@@ -27,9 +27,13 @@ typedef enum {
   F_ACK_AGE_S,      /* Seconds since the last ack. */
   F_MSGS,
   F_SUBJECTS,
-  F_LAG,      /* Of the stream's one source. */
-  F_ACTIVE_S, /* Seconds since the source was heard from. */
-  F_SOURCES,  /* Sources that report. */
+  F_LAG,           /* Of the stream's one source. */
+  F_ACTIVE_S,      /* Seconds since the source was heard from. */
+  F_SOURCES,       /* Sources that report. */
+  F_PEER_LAG,      /* Operations the first peer of the group is behind. */
+  F_PEER_ACTIVE_S, /* Seconds since the leader heard from the second. */
+  F_PEERS,         /* The leader and the peers listed. */
+  F_PEER_OFFLINE,  /* Peers offline. */
 } field;
 
 typedef struct {
@@ -105,6 +109,24 @@ static const row rows[] = {
     {"max sources at", "max-sources", "2", F_SOURCES, 2, 0, -1},
     {"max sources below", "max-sources", "2", F_SOURCES, 1, 0, -1},
     {"max sources above", "max-sources", "2", F_SOURCES, 3, C, 2},
+    /* The stream's Raft group (3 replicas): natscli compares lag and
+     * seen strictly (above), the peer count exactly; offline is critical
+     * whichever key asked for the check. */
+    {"peer lag at", "peer-lag-critical", "100", F_PEER_LAG, 100, 0, -1},
+    {"peer lag below", "peer-lag-critical", "100", F_PEER_LAG, 99, 0, -1},
+    {"peer lag above", "peer-lag-critical", "100", F_PEER_LAG, 101, C, 100},
+    {"peer seen at", "peer-seen-critical", "30s", F_PEER_ACTIVE_S, 30, 0, -1},
+    {"peer seen below", "peer-seen-critical", "30s", F_PEER_ACTIVE_S, 29, 0,
+     -1},
+    {"peer seen above", "peer-seen-critical", "30s", F_PEER_ACTIVE_S, 31, C,
+     30},
+    {"peer expect at", "peer-expect", "3", F_PEERS, 3, 0, -1},
+    {"peer expect below", "peer-expect", "3", F_PEERS, 2, C, 3},
+    {"peer expect above", "peer-expect", "3", F_PEERS, 4, C, 3},
+    {"peer offline", "peer-expect", "3", F_PEER_OFFLINE, 1, C, 0},
+    {"peer none offline", "peer-expect", "3", F_PEER_OFFLINE, 0, 0, -1},
+    {"peer offline by lag key", "peer-lag-critical", "100", F_PEER_OFFLINE, 1,
+     C, 0},
     /* Malformed values: a warning naming the key, never a threshold. */
     {"ack malformed", "outstanding-ack-critical", "5x", F_ACK_PENDING, 6, W,
      -1},
@@ -116,6 +138,8 @@ static const row rows[] = {
     {"lag malformed", "lag-critical", "", F_LAG, 1000, W, -1},
     {"seen malformed", "seen-critical", "30 s", F_ACTIVE_S, 1000, W, -1},
     {"sources malformed", "min-sources", "2 ", F_SOURCES, 0, W, -1},
+    {"peer lag malformed", "peer-lag-critical", "1e3", F_PEER_LAG, 5000, W, -1},
+    {"peer expect malformed", "peer-expect", "three", F_PEERS, 2, W, -1},
 };
 
 static bool is_stream_field(field f) { return f >= F_MSGS; }
@@ -143,6 +167,13 @@ static void scene_start(scene *k) {
                                    .key = (uint64_t)i + 1};
   k->s->links = k->links;
   k->s->n_links = 3;
+  /* Three replicas: the leader and two current peers. */
+  k->s->replicas = 3;
+  k->s->group.clustered = true;
+  k->s->group.n = 2;
+  for (int i = 0; i < 2; i++)
+    k->s->group.peers[i] =
+        (nl_replica){.name = "n", .current = true, .active_ns = SEC};
   k->c = add_consumer(&k->w, 0, "C");
   k->twin = add_consumer(&k->w, 0, "T");
 }
@@ -191,6 +222,15 @@ static void set_field(scene *k, field f, int64_t n) {
   else if (f == F_SOURCES)
     for (int i = 0; i < 3; i++)
       k->links[i].have_info = i < n;
+  else if (f == F_PEER_LAG)
+    k->s->group.peers[0].lag = (uint64_t)n;
+  else if (f == F_PEER_ACTIVE_S)
+    k->s->group.peers[1].active_ns = n * SEC;
+  else if (f == F_PEERS)
+    k->s->group.n = (size_t)(n - 1);
+  else if (f == F_PEER_OFFLINE)
+    for (int i = 0; i < 2; i++)
+      k->s->group.peers[i].offline = i < n;
 }
 
 /* Sets field f to n and polls once (ages are kept at their value). */
@@ -410,6 +450,24 @@ static void test_links_absent(void) {
   world_free(&k.w);
 }
 
+/* A peer key on a stream of one replica, or one not in a cluster:
+ * critical, "not clustered", as natscli says. */
+static void test_peers_not_clustered(void) {
+  for (int clustered = 0; clustered < 2; clustered++) {
+    scene k;
+    scene_start(&k);
+    annotate(&k, F_PEERS, "peer-lag-critical", "100");
+    k.s->group.clustered = clustered;
+    k.s->replicas = clustered ? 1 : 3;
+    for (int p = 0; p < 3; p++)
+      world_poll(&k.w);
+    CHECK(raised(&k, F_PEERS));
+    CHECK(strstr(k.w.last[NL_STREAM_THRESHOLD].description, "not clustered") !=
+          NULL);
+    world_free(&k.w);
+  }
+}
+
 /* A reply without the stream's leader neither raises nor clears. */
 static void test_no_leader(void) {
   scene k;
@@ -592,6 +650,7 @@ static void test_edit_threshold_holds(void) {
 }
 
 static const nl_test_case tests[] = {
+    NL_TEST(test_peers_not_clustered),
     NL_TEST(test_rows),
     NL_TEST(test_two_polls),
     NL_TEST(test_enabled),

@@ -343,6 +343,76 @@ static void judge_sources(verdict *v, const nl_stream_snap *s,
         sources);
 }
 
+/* peer-expect, peer-lag-critical and peer-seen-critical on the stream's
+ * Raft group, as natscli's cluster check judges them, when one of them is
+ * set (natscli also runs the check on every replicated stream without
+ * them, where an unset peer-expect counts as 0 and fails it; nats-lens
+ * does not). Critical each: a stream that is not clustered or has one
+ * replica; the leader and its peers other than peer-expect (natscli then
+ * stops); a peer offline; a peer more than peer-lag-critical operations
+ * behind, or not heard from for longer than peer-seen-critical. A reply
+ * without a leader is not judged (judge_start): STREAM_REPLICAS_AT_RISK
+ * reports the leaderless group. */
+static void judge_peers(verdict *v, const nl_stream_snap *s,
+                        const nl_monitor *m) {
+  const nl_monitor_value *expect = &m->v[NL_MON_PEER_EXPECT];
+  const nl_monitor_value *lag = &m->v[NL_MON_PEER_LAG_CRITICAL];
+  const nl_monitor_value *seen = &m->v[NL_MON_PEER_SEEN_CRITICAL];
+  bool on_expect = expect->set && expect->n > 0;
+  bool on_lag = lag->set && lag->u > 0, on_seen = seen->set && seen->n > 0;
+  if (!on_expect && !on_lag && !on_seen)
+    return;
+  nl_monitor_key key = on_expect ? NL_MON_PEER_EXPECT
+                       : on_lag  ? NL_MON_PEER_LAG_CRITICAL
+                                 : NL_MON_PEER_SEEN_CRITICAL;
+  char kv[192];
+  written(s->meta, s->n_meta, key, kv, sizeof(kv));
+  int64_t peers = (int64_t)s->group.n + 1; /* The leader and those listed. */
+  if (!s->group.clustered || s->replicas <= 1) {
+    cross(v, NL_SEVERITY_CRITICAL, "replicas_expected", 2, "replicas",
+          (double)s->replicas, "%s: the stream is not clustered", kv);
+    return;
+  }
+  if (on_expect && peers != expect->n) {
+    cross(v, NL_SEVERITY_CRITICAL, nl_monitor_key_evidence(NL_MON_PEER_EXPECT),
+          (double)expect->n, "peers", (double)peers,
+          "%s: the stream's group has %" PRId64 " peers", kv, peers);
+    return;
+  }
+  uint64_t offline = 0, lagged = 0, inactive = 0, max_lag = 0;
+  int64_t max_active = 0;
+  for (size_t i = 0; i < s->group.n; i++) {
+    const nl_replica *r = &s->group.peers[i];
+    offline += r->offline;
+    if (on_lag && r->lag > lag->u) {
+      lagged++;
+      max_lag = r->lag > max_lag ? r->lag : max_lag;
+    }
+    if (on_seen && r->active_ns > seen->n) {
+      inactive++;
+      max_active = r->active_ns > max_active ? r->active_ns : max_active;
+    }
+  }
+  if (offline > 0)
+    cross(v, NL_SEVERITY_CRITICAL, "peers_offline_allowed", 0, "peers_offline",
+          (double)offline, "%s: %" PRIu64 " peer(s) offline", kv, offline);
+  if (lagged > 0)
+    cross(v, NL_SEVERITY_CRITICAL,
+          nl_monitor_key_evidence(NL_MON_PEER_LAG_CRITICAL), (double)lag->u,
+          "max_peer_lag", (double)max_lag,
+          "%s: %" PRIu64 " peer(s) behind, the most by %" PRIu64 " operations",
+          written(s->meta, s->n_meta, NL_MON_PEER_LAG_CRITICAL, kv, sizeof(kv)),
+          lagged, max_lag);
+  if (inactive > 0)
+    cross(
+        v, NL_SEVERITY_CRITICAL,
+        nl_monitor_key_evidence(NL_MON_PEER_SEEN_CRITICAL), nl_seconds(seen->n),
+        "max_peer_active_s", nl_seconds(max_active),
+        "%s: %" PRIu64 " peer(s) not heard from, one for %.0f s",
+        written(s->meta, s->n_meta, NL_MON_PEER_SEEN_CRITICAL, kv, sizeof(kv)),
+        inactive, nl_seconds(max_active));
+}
+
 static bool stream_detect(const nl_stream_ctx *x, void **state, nl_finding *f) {
   const nl_stream_snap *s = x->s;
   nl_monitor m;
@@ -355,6 +425,7 @@ static bool stream_detect(const nl_stream_ctx *x, void **state, nl_finding *f) {
   uint64_t reporting;
   judge_upstreams(&v, s, &m, &reporting);
   judge_sources(&v, s, &m, reporting);
+  judge_peers(&v, s, &m);
   nl_shell_names q;
   nl_shell_names_of(s->name, NULL, &q);
   return judge_end(&v, &m, "stream", q.stream);

@@ -55,6 +55,14 @@ static const struct {
                             "unreadable_min_sources"},
     [NL_MON_MAX_SOURCES] = {"max-sources", NL_MON_INT, true, "max_sources",
                             "unreadable_max_sources"},
+    [NL_MON_PEER_EXPECT] = {"peer-expect", NL_MON_INT, true, "peer_expect",
+                            "unreadable_peer_expect"},
+    [NL_MON_PEER_LAG_CRITICAL] = {"peer-lag-critical", NL_MON_UINT, true,
+                                  "peer_lag_critical",
+                                  "unreadable_peer_lag_critical"},
+    [NL_MON_PEER_SEEN_CRITICAL] = {"peer-seen-critical", NL_MON_DURATION, true,
+                                   "peer_seen_critical_s",
+                                   "unreadable_peer_seen_critical"},
 };
 
 const char *nl_monitor_key_evidence(nl_monitor_key key) {
