@@ -79,7 +79,7 @@ if [ -z "$matrix" ] && [ -z "${NL_ONLY:-}" ] && [ -z "${NL_VERSIONS:-}" ]; then
     "and nats-server-2.12.0 to run the class and cluster tests on each"
   skipped=$((skipped + 1))
 fi
-tests=${NL_VERSION_TESTS:-test_classes test_new_classes test_cluster test_new_classes_cluster test_paused test_declared test_priority_groups test_source_stalled test_consumer_expired test_forecast test_ledger_cluster test_past_stream_cluster test_delivery_stalled_cluster test_replicas_cluster test_storage_limit test_monitor_thresholds}
+tests=${NL_VERSION_TESTS:-test_classes test_new_classes test_cluster test_new_classes_cluster test_paused test_declared test_priority_groups test_source_stalled test_consumer_expired test_forecast test_ledger_cluster test_past_stream_cluster test_delivery_stalled_cluster test_replicas_cluster test_storage_limit test_storage_limit_cluster test_monitor_thresholds}
 # The side lane: scripts that need no port range of the serial suite's and
 # mostly compute (the sanitizer and fuzz runs) run after the version matrix,
 # beside the serial suite, when the whole suite runs (not with NL_ONLY or
@@ -91,7 +91,7 @@ if [ -n "${NL_ONLY:-}" ] || [ "$side" = none ]; then side=""; fi
 # as one more lane of the matrix (not with NL_ONLY or NL_LANE_TESTS=none),
 # and are left out of the serial run. Their lines are printed at the end,
 # prefixed with the version like the matrix's.
-lane=${NL_LANE_TESTS:-test_ledger_cluster test_past_stream_cluster test_delivery_stalled_cluster test_replicas_cluster}
+lane=${NL_LANE_TESTS:-test_ledger_cluster test_past_stream_cluster test_delivery_stalled_cluster test_replicas_cluster test_storage_limit_cluster}
 if [ -n "${NL_ONLY:-}" ] || [ "$lane" = none ]; then lane=""; fi
 versions=()
 lane_tests=()

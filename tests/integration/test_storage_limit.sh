@@ -14,24 +14,36 @@
 #         discards its oldest first, no forecast on it.
 #   FLAT  account B (limit 300,000) holding 270,000 bytes that do not grow:
 #         silent, observed.
-# Port: NL_PORT_STORAGE_LIMIT (default 15900).
+# With NL_STORAGE_CLUSTER=1 (test_storage_limit_cluster.sh) the same on a
+# 3-node cluster (tests/lib.sh, nl_cluster_start) with the accounts on
+# every node, R1 streams, collectd given the three seed URLs.
+# Ports: NL_PORT_STORAGE_LIMIT (default 15900), or for the cluster
+# NL_PORT_STORAGE_LIMIT_CLUSTER (default 15910..15918).
 set -u
 . "$(dirname "$0")/../lib.sh"
-nl_begin storage_limit
-PORT=$(nl_port NL_PORT_STORAGE_LIMIT 15900)
-cat >"$NL_TMP/server.conf" <<EOF
-listen: 127.0.0.1:$PORT
-jetstream { store_dir: "$NL_TMP/js" }
-no_auth_user: a
+ACCOUNTS='no_auth_user: a
 accounts {
   A: { jetstream: { max_file: 1000000, max_mem: 0 }, users: [{user: a, password: a}] }
   B: { jetstream: { max_file: 300000, max_mem: 0 }, users: [{user: b, password: b}] }
-}
-EOF
-nl_start_server nats "$PORT" -c "$NL_TMP/server.conf" || exit 1
+}'
+if [ -n "${NL_STORAGE_CLUSTER:-}" ]; then
+  nl_begin storage_limit_cluster
+  NL_CLUSTER_EXTRA=$ACCOUNTS
+  nl_cluster_start "$(nl_port NL_PORT_STORAGE_LIMIT_CLUSTER 15910)" || exit 1
+  PORT=$(nl_cluster_client 1)
+  SEEDS=$(nl_cluster_url_lines)
+else
+  nl_begin storage_limit
+  PORT=$(nl_port NL_PORT_STORAGE_LIMIT 15900)
+  printf 'listen: 127.0.0.1:%s\njetstream { store_dir: "%s" }\n%s\n' \
+    "$PORT" "$NL_TMP/js" "$ACCOUNTS" >"$NL_TMP/server.conf"
+  nl_start_server nats "$PORT" -c "$NL_TMP/server.conf" || exit 1
+  SEEDS="  URL \"nats://127.0.0.1:$PORT\""
+fi
 inj() { nl_inject "$PORT" "$@" >/dev/null; }
 injb() { "$NL_INJECT" --server "nats://b:b@127.0.0.1:$PORT" "$@" >/dev/null; }
-inj stream-create GROW --subjects 'grow.>' --storage file &&
+# A cluster answers once its meta leader is elected.
+nl_retry 30 inj stream-create GROW --subjects 'grow.>' --storage file &&
   inj publish grow.x --count 380 --size 1000 &&
   inj stream-create CAP --subjects 'cap.>' --storage file --max-bytes 40000 &&
   inj publish cap.x --count 60 --size 1000 &&
@@ -42,7 +54,7 @@ inj stream-create GROW --subjects 'grow.>' --storage file &&
 }
 start_s=$(date +%s)
 nl_start_collectd "<Instance \"sa\">
-  URL \"nats://127.0.0.1:$PORT\"
+$SEEDS
 </Instance>
 <Instance \"sb\">
   URL \"nats://b:b@127.0.0.1:$PORT\"
