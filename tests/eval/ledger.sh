@@ -17,7 +17,10 @@ cd "$(dirname "$0")/../.."
 . tests/nats_server.sh
 OUT=${OUT:-results}
 raw=$OUT/eval-ledger.txt
-: >"$raw"
+# LEDGER_TESTS names the scripts (default: all below); LEDGER_APPEND=1
+# keeps the raw lines of an earlier run and adds these (the table is made
+# from all of them).
+[ -n "${LEDGER_APPEND:-}" ] || : >"$raw"
 servers="$(command -v nats-server)"
 for r in 2.10.16 2.11.10 2.12.0; do
   b=$(nl_server_build "$r") && servers="$servers $b"
@@ -25,9 +28,10 @@ done
 failed=0
 for srv in $servers; do
   rel=$(NATS_SERVER=$srv bash -c '. tests/nats_server.sh; nl_server_release')
-  for t in test_ledger test_ledger_cluster test_past_stream \
+  for t in ${LEDGER_TESTS:-test_ledger test_ledger_cluster test_past_stream \
     test_past_stream_cluster test_delivery_stalled test_delivery_stalled_cluster \
-    test_replicas_cluster; do
+    test_replicas_cluster test_storage_limit test_storage_limit_cluster \
+    test_monitor_thresholds}; do
     echo "== $rel $t" | tee -a "$raw"
     NATS_SERVER=$srv bash "tests/integration/$t.sh" >"$OUT/.ledger.out" 2>&1 ||
       failed=$((failed + 1))

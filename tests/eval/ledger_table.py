@@ -43,12 +43,25 @@ KINDS = [
      "the same server, for the stream's R3 consumer"),
     ("R2", "a stream without a quorum (critical)", "STREAM_REPLICAS_AT_RISK",
      "R2; its follower's server killed: 1 current copy of a quorum of 2"),
+    ("GROW/forecast", "publishes that will not enter (forecast)",
+     "STORAGE_LIMIT_RISK", "an account limited to 1,000,000 bytes of file "
+     "storage, 380 KB held, filled by a steady publisher at 10 KB/s "
+     "(latency: from the publisher's start; raised before its first "
+     "refused publish)"),
+    ("GROW/reached", "publishes refused", "STORAGE_LIMIT_REACHED",
+     "the same account full (latency: from the publisher's first refusal, "
+     "error 10002, as the test saw it)"),
+    ("TC/c", "a threshold the team set for natscli", "CONSUMER_THRESHOLD",
+     "io.nats.monitor.unprocessed-critical=20, 30 messages published "
+     "(2.10+: 2.9 keeps no metadata; debounce two polls)"),
 ]
 TOPO = {"test_ledger": "single", "test_ledger_cluster": "cluster (R3)",
         "test_past_stream": "single", "test_past_stream_cluster":
         "cluster (R3)", "test_delivery_stalled": "single",
         "test_delivery_stalled_cluster": "cluster (R3)",
-        "test_replicas_cluster": "cluster (R3)"}
+        "test_replicas_cluster": "cluster (R3)",
+        "test_storage_limit": "single", "test_storage_limit_cluster":
+        "cluster (R1)", "test_monitor_thresholds": "single"}
 
 
 def release_key(release):
@@ -81,7 +94,7 @@ def main():
     rows = ["| kind | class | scenario | topology | releases | latency (s) "
             "| counted of really lost |", "|---|---|---|---|---|---:|---:|"]
     for who, kind, cls, scenario in KINDS:
-        for topo in ("single", "cluster (R3)"):
+        for topo in ("single", "cluster (R3)", "cluster (R1)"):
             r = runs.get((who, topo))
             if not r:
                 continue
@@ -97,7 +110,8 @@ def main():
     text = "\n".join([
         "<!-- ledger -->",
         "## The delivery ledger, state past the stream, delivery that stops, "
-        "replicas at risk",
+        "replicas at risk, publishes that will not enter, natscli's "
+        "thresholds",
         "",
         "Every kind of message a consumer will never process, and each "
         "stop of delivery, injected in a known number on real nats-servers polled by real collectd "
@@ -106,7 +120,9 @@ def main():
         "R3 streams and consumers at 2 s polls "
         "(`tests/integration/test_ledger_cluster.sh`; likewise "
         "`test_past_stream` and `test_delivery_stalled`; "
-        "`test_replicas_cluster`, cluster only). Latency: from the end "
+        "`test_replicas_cluster`, cluster only; `test_storage_limit` and "
+        "`test_storage_limit_cluster`, whose streams are R1; "
+        "`test_monitor_thresholds`, single node). Latency: from the end "
         "of the injection to the notification (the log's whole seconds). "
         "Counted: the plugin's value (`nats_lens_lost`, "
         "`nats_lens_discarded`, `nats_lens_skipped`, `nats_lens_stranded`; "

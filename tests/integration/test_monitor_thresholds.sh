@@ -81,13 +81,15 @@ if nl_server_older 2 10; then
 fi
 nl_check setup/metadata-kept [ "${kept:-0}" -ge 3 ]
 
-# raised LEVEL WHO CLASS TEXT: waits (15 s) for an onset of CLASS about WHO
-# ("S:" or "S/C:") at LEVEL whose message holds TEXT; PASS WHO/raised.
+# raised LEVEL WHO CLASS TEXT [SINCE]: waits (15 s) for an onset of CLASS
+# about WHO ("S:" or "S/C:") at LEVEL whose message holds TEXT; PASS
+# WHO/raised, with its latency from SINCE (epoch seconds) when given.
 raised() {
   local line
   if line=$(nl_wait_notification 15 "severity = $1" "type_instance = $3," \
     "$2" "$4"); then
     nl_pass "${2%:}/raised-$1" "${line#*message = }"
+    [ -n "${5:-}" ] && nl_latency "${2%:}" "$5" "$line"
   else
     nl_fail "${2%:}/raised-$1" "no $3 $1 for $2 with '$4'"
   fi
@@ -108,8 +110,10 @@ cleared() {
 raised FAILURE TS: STREAM_THRESHOLD "msgs_critical=3, messages=0"
 raised WARNING TW: STREAM_THRESHOLD "msgs_warn=3, messages=0"
 raised WARNING TC/bad: CONSUMER_THRESHOLD "unreadable_unprocessed_critical=1"
+crossed_at=$(date +%s)
 inj publish ts.x --count 5 && inj publish tw.x --count 4 && inj publish tc.x --count 30
-raised FAILURE TC/c: CONSUMER_THRESHOLD "unprocessed_critical=20, num_pending=30"
+raised FAILURE TC/c: CONSUMER_THRESHOLD "unprocessed_critical=20, num_pending=30" \
+  "$crossed_at"
 cleared 1 "TS " STREAM_THRESHOLD
 cleared 1 "TW " STREAM_THRESHOLD
 inj consume TC c --duration 5 --max-msgs 30

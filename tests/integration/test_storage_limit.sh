@@ -52,7 +52,6 @@ nl_retry 30 inj stream-create GROW --subjects 'grow.>' --storage file &&
   nl_fail setup "streams not created and filled"
   exit 1
 }
-start_s=$(date +%s)
 nl_start_collectd "<Instance \"sa\">
 $SEEDS
 </Instance>
@@ -60,6 +59,7 @@ $SEEDS
   URL \"nats://b:b@127.0.0.1:$PORT\"
 </Instance>" 1 || exit 1
 nl_check setup/polled nl_retry 20 nl_polled sa 2
+start_s=$(date +%s) # The steady publisher starts.
 "$NL_INJECT" --server "nats://127.0.0.1:$PORT" publish grow.x --count 800 \
   --rate 10 --size 1000 --keep-going >"$NL_TMP/grow.out" 2>&1 &
 grow_pid=$!
@@ -83,10 +83,12 @@ else
 fi
 nl_check_silent CAP/silent "stream CAP:" STORAGE_LIMIT_RISK
 nl_check GROW/refused nl_retry 60 refused
+refused_at=$(date +%s)
 if line=$(nl_wait_notification 30 "severity = FAILURE" \
   "type_instance = STORAGE_LIMIT_REACHED," "stream GROW:" \
   "fix: nats stream edit GROW --max-bytes "); then
   nl_pass GROW/reached "${line#*message = }"
+  nl_latency GROW/reached "$refused_at" "$line"
 else
   nl_fail GROW/reached "no STORAGE_LIMIT_REACHED with a fix for GROW"
   line=
