@@ -66,12 +66,18 @@ with open(path) as fh:
         except ValueError:
             continue
         reply = rec.get("reply") or {}
-        for s in reply.get("streams") or []:
+        subject = rec.get("subject") or ""
+        if not isinstance(reply, dict):
+            continue
+        # The account's information ($JS.API.INFO) counts its streams and
+        # consumers: only the lists hold them.
+        for s in (reply.get("streams") or []) if subject.endswith(".STREAM.LIST") else []:
             if s.get("config", {}).get("name") == "IR":
                 st = s.get("state", {})
                 streams[rec["t"]] = (st.get("messages"), st.get("first_seq"),
                                      st.get("last_seq"))
-        names = [c.get("name") for c in reply.get("consumers") or []]
+        names = [c.get("name") for c in (reply.get("consumers") or [])
+                 if isinstance(c, dict)] if ".CONSUMER.LIST." in subject else []
         if rec.get("subject") == "$JS.API.CONSUMER.LIST.IR" and arg in names:
             listed.append(rec["t"])
 if question == "empty":
