@@ -197,11 +197,15 @@ nl_start_server() {
   nats-server "$@" >>"$NL_TMP/$name.log" 2>&1 &
   NL_SERVER_PID=$!
   NL_PIDS+=("$NL_SERVER_PID")
-  nl_wait_port "$port" 10 || {
-    echo "# nats-server $name on $port did not start" >&2
-    tail -n 20 "$NL_TMP/$name.log" >&2
-    return 1
-  }
+  local i
+  for ((i = 0; i < 100; i++)); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
+    kill -0 "$NL_SERVER_PID" 2>/dev/null || break # It exited.
+    sleep 0.1
+  done
+  echo "# nats-server $name on $port did not start" >&2
+  tail -n 20 "$NL_TMP/$name.log" >&2
+  return 1
 }
 
 # nl_log_csv_config: the collectd configuration lines that log to
@@ -836,9 +840,21 @@ cluster {
 }
 ${NL_CLUSTER_EXTRA:-}
 EOF2
-  nl_start_server "n$n" "$(nl_cluster_client "$n")" -c "$NL_TMP/n$n.conf" ||
-    return 1
-  NL_CLUSTER_PID[$n]=$NL_SERVER_PID
+  # A node started again keeps its ports, which a connection of another
+  # process may hold for a while meanwhile (the shifted ports of the
+  # version matrix lie in the kernel's range for outgoing connections):
+  # then it is started again, for at most 30 s.
+  local try
+  for ((try = 0; try < 15; try++)); do
+    if nl_start_server "n$n" "$(nl_cluster_client "$n")" -c "$NL_TMP/n$n.conf"; then
+      NL_CLUSTER_PID[$n]=$NL_SERVER_PID
+      return 0
+    fi
+    tail -n 3 "$NL_TMP/n$n.log" | grep -q "address already in use" || return 1
+    echo "# n$n: one of its ports is in use for now; starting it again in 2 s" >&2
+    sleep 2
+  done
+  return 1
 }
 
 # nl_cluster_node_kill N: kills node N at once (SIGKILL) and waits for it.
