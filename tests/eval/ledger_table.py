@@ -51,6 +51,9 @@ KINDS = [
     ("GROW/reached", "publishes refused", "STORAGE_LIMIT_REACHED",
      "the same account full (latency: from the publisher's first refusal, "
      "error 10002, as the test saw it)"),
+    ("TS", "a stream threshold the team set for natscli",
+     "STREAM_THRESHOLD", "io.nats.monitor.msgs-critical=3 (a minimum), the "
+     "stream holding 5 purged (2.10+; debounce two polls)"),
     ("TC/c", "a threshold the team set for natscli", "CONSUMER_THRESHOLD",
      "io.nats.monitor.unprocessed-critical=20, 30 messages published "
      "(2.10+: 2.9 keeps no metadata; debounce two polls)"),

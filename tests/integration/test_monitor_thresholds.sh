@@ -5,7 +5,8 @@
 # them. Objects are created through the JetStream API with their metadata
 # in the JSON configuration (nl-inject).
 #   TS      msgs-critical=3, empty: critical (natscli's message thresholds
-#           are minimums); 5 messages published: cleared.
+#           are minimums); 5 messages published: cleared; purged: raised
+#           again.
 #   TW      msgs-warn=3, empty: a warning; 4 messages: cleared.
 #   TN      no metadata, empty: silent (observed).
 #   TC/c    ack_wait 2 s, enabled=true, unprocessed-critical=20,
@@ -115,6 +116,21 @@ inj publish ts.x --count 5 && inj publish tw.x --count 4 && inj publish tc.x --c
 raised FAILURE TC/c: CONSUMER_THRESHOLD "unprocessed_critical=20, num_pending=30" \
   "$crossed_at"
 cleared 1 "TS " STREAM_THRESHOLD
+# TS purged: below its minimum again, raised again.
+purged_at=$(date +%s)
+nl_inject "$PORT" request '$JS.API.STREAM.PURGE.TS' '' >/dev/null
+again() {
+  [ "$(nl_notifications "TS:" | grep -F "type_instance = STREAM_THRESHOLD," |
+    grep -c "severity = FAILURE")" -ge 2 ]
+}
+if nl_retry 15 again; then
+  nl_pass TS/raised-again
+  nl_latency TS "$purged_at" "$(nl_notifications "TS:" |
+    grep -F "type_instance = STREAM_THRESHOLD," | grep "severity = FAILURE" |
+    tail -n 1)"
+else
+  nl_fail TS/raised-again "no second STREAM_THRESHOLD after the purge"
+fi
 cleared 1 "TW " STREAM_THRESHOLD
 inj consume TC c --duration 5 --max-msgs 30
 cleared 1 "TC/c " CONSUMER_THRESHOLD
