@@ -37,6 +37,16 @@ extern const char *nl_test_fixture_dir;
     }                                                                          \
   } while (0)
 
+/* CHECK for one case of a table: a failure also names the case. */
+#define CHECK_CASE(label, cond)                                                \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      nl_test_failures++;                                                      \
+      fprintf(stderr, "  %s:%d: case \"%s\": check failed: %s\n", __FILE__,    \
+              __LINE__, label, #cond);                                         \
+    }                                                                          \
+  } while (0)
+
 #define CHECK_EQ_U(a, b)                                                       \
   do {                                                                         \
     unsigned long long va_ = (unsigned long long)(a),                          \

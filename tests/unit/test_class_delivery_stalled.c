@@ -110,7 +110,7 @@ static void test_stall_causes(void) {
     k.c->num_waiting = cases[i].waiting;
     CHECK_EQ_U(seconds_to_raise(&k, 300), 120);
     const nl_finding *f = &k.w.last[NL_DELIVERY_STALLED];
-    CHECK(f->severity == cases[i].severity);
+    CHECK((int)f->severity == cases[i].severity);
     CHECK(nl_finding_get(f, "flow_control", -1) == cases[i].fc_evidence);
     CHECK(strstr(f->description, cases[i].says) != NULL);
     CHECK(f->fix_command[0] == '\0');

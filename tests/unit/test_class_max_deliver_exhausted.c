@@ -24,15 +24,6 @@
 #include <string.h>
 
 /* A failed check of the case named label (its line and its expression). */
-#define CHECK_CASE(label, cond)                                                \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      nl_test_failures++;                                                      \
-      fprintf(stderr, "  %s:%d: case \"%s\": check failed: %s\n", __FILE__,    \
-              __LINE__, label, #cond);                                         \
-    }                                                                          \
-  } while (0)
-
 #define N_OF(a) (sizeof(a) / sizeof(*(a)))
 
 /* Writes "name (configuration classes on|off)" into buf. */

@@ -12,15 +12,6 @@
 #include <string.h>
 
 /* A failed check of the case named label (its line and its expression). */
-#define CHECK_CASE(label, cond)                                                \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      nl_test_failures++;                                                      \
-      fprintf(stderr, "  %s:%d: case \"%s\": check failed: %s\n", __FILE__,    \
-              __LINE__, label, #cond);                                         \
-    }                                                                          \
-  } while (0)
-
 /* The held finding of class cls of consumer S/C, or NULL. */
 static const nl_finding *held(world *w, nl_class cls) {
   const nl_consumer_state *st =

@@ -20,14 +20,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A check that reports the case it failed in. */
-#define CHECK_CASE(name, cond)                                                 \
-  do {                                                                         \
-    if (!(cond))                                                               \
-      fprintf(stderr, "  case \"%s\":\n", name);                               \
-    CHECK(cond);                                                               \
-  } while (0)
-
 #define MAX_EVIDENCE 4
 /* condition_since expected to be none (0). */
 #define COND_NONE (-1)

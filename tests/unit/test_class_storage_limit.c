@@ -19,13 +19,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CHECK_CASE(name, cond)                                                 \
-  do {                                                                         \
-    if (!(cond))                                                               \
-      fprintf(stderr, "  case \"%s\":\n", name);                               \
-    CHECK(cond);                                                               \
-  } while (0)
-
 #define STEP_S 5
 #define MSG 100
 

@@ -25,14 +25,6 @@
 /* A hint value meaning "no hint" (condition_since_ns 0). */
 #define NO_HINT INT64_MIN
 
-/* A check that reports the case it failed in. */
-#define CHECK_CASE(name, cond)                                                 \
-  do {                                                                         \
-    if (!(cond))                                                               \
-      fprintf(stderr, "  case \"%s\":\n", name);                               \
-    CHECK(cond);                                                               \
-  } while (0)
-
 /* What the sink of the direct cases saw. */
 typedef struct {
   int onsets, clears;
