@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# tests/deps.sh demo|test: makes sure the Debian packages that `make demo`
-# (demo) or the whole suite, `make test` (test), needs are installed. When
-# something is missing it installs every package with .ci/install-deps.sh,
-# which needs root (apt-get); without root it says so in one line and
-# fails. Quiet when everything is there.
+# tests/deps.sh demo|test [--missing]: makes sure the Debian packages that
+# `make demo` (demo) or the whole suite, `make test` (test), needs are
+# installed. When something is missing it installs every package with
+# .ci/install-deps.sh, which needs root (apt-get); without root it says so
+# in one line and fails. Quiet when everything is there. With --missing
+# it only prints what is missing (nothing when all is there) and
+# succeeds: tests/run_all.sh checks with it.
 set -u
 cd "$(dirname "$0")/.."
 what=${1:-test}
@@ -24,6 +26,10 @@ done
 for h in $headers; do
   [ -f "$h" ] || missing="$missing $h"
 done
+if [ "${2:-}" = --missing ]; then
+  echo "${missing# }"
+  exit 0
+fi
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" != 0 ]; then
   echo "$what: missing:$missing; run as root (or: sudo bash .ci/install-deps.sh)"

@@ -41,19 +41,15 @@ count() {
 # line naming the command that installs them all, not a failure deep in a
 # test. The full run stops there; a run of some scripts (NL_ONLY) only
 # warns.
-missing=""
-for tool in nats-server collectd curl python3 chromium go node npm gnuplot \
-  carbon-cache influxd prometheus promtool valgrind clang dpkg-deb lintian \
-  help2man man readelf xxd cc openssl script ip certutil; do
-  command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
-done
+# The list is tests/deps.sh's, which `make test` runs first.
+missing=$(bash tests/deps.sh test --missing)
 if [ -n "$missing" ]; then
   if [ -z "${NL_ONLY:-}" ]; then
-    echo "FAIL setup/tools: missing:$missing; run \"bash .ci/install-deps.sh\" as root first (Debian bookworm)"
+    echo "FAIL setup/tools: missing: $missing; run \"bash .ci/install-deps.sh\" as root first (Debian bookworm)"
     echo "0 passed, 1 failed"
     exit 1
   fi
-  echo "# missing:$missing (bash .ci/install-deps.sh installs them); some tests may fail"
+  echo "# missing: $missing (bash .ci/install-deps.sh installs them); some tests may fail"
 fi
 
 echo "# nats-server: $(command -v nats-server) ($(nats-server --version 2>&1 | head -n 1))"
