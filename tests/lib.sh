@@ -149,11 +149,14 @@ nl_server_check() {
   nl_pass setup/server "$(nats-server --version)"
 }
 
-# nl_wait_port PORT SECONDS: waits until something listens on 127.0.0.1:PORT.
+# nl_wait_port PORT SECONDS [PID]: waits until something listens on
+# 127.0.0.1:PORT; gives up at once when process PID (the server that should
+# listen there) has exited.
 nl_wait_port() {
   local i
   for ((i = 0; i < $2 * 10; i++)); do
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    [ -z "${3:-}" ] || kill -0 "$3" 2>/dev/null || return 1
     sleep 0.1
   done
   return 1
@@ -197,12 +200,7 @@ nl_start_server() {
   nats-server "$@" >>"$NL_TMP/$name.log" 2>&1 &
   NL_SERVER_PID=$!
   NL_PIDS+=("$NL_SERVER_PID")
-  local i
-  for ((i = 0; i < 100; i++)); do
-    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0
-    kill -0 "$NL_SERVER_PID" 2>/dev/null || break # It exited.
-    sleep 0.1
-  done
+  nl_wait_port "$port" 10 "$NL_SERVER_PID" && return 0
   echo "# nats-server $name on $port did not start" >&2
   tail -n 20 "$NL_TMP/$name.log" >&2
   return 1
